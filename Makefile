@@ -1,0 +1,44 @@
+# naviscan — every target installs what it needs on a fresh Debian machine (apt-get, as root or via sudo).
+PREFIX ?= /usr/local
+SWIFT ?= swift
+DEB_PACKAGES := pkg-config libsndfile1-dev libmpg123-dev libfftw3-dev libebur128-dev
+PKGCONFIG_MODULES := sndfile libmpg123 libsyn123 fftw3f libebur128
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+DEMO_OUT ?= demo-out
+
+.PHONY: all deps build test demo bench install clean
+
+all: build
+
+# Installs the C libraries' -dev packages when any is missing (after apt-get update).
+deps:
+	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists $(PKGCONFIG_MODULES); then \
+		echo "==> installing $(DEB_PACKAGES)"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(DEB_PACKAGES); \
+	fi
+
+build: deps
+	$(SWIFT) build -c release --product naviscan
+
+test: deps
+	$(SWIFT) test
+
+# Analyses the bundled demo library (Fixtures/demo) and draws one track's frames as text.
+demo: build
+	@mkdir -p $(DEMO_OUT)
+	@for f in Fixtures/demo/*; do \
+		name=$$(basename "$$f"); \
+		.build/release/naviscan analyze "$$f" --vis "$(DEMO_OUT)/$${name%.*}.vis" || exit 1; \
+	done
+	.build/release/naviscan inspect $(DEMO_OUT)/groove_120bpm.vis --rows 20
+
+bench: deps
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 .build/release/naviscan $(DESTDIR)$(PREFIX)/bin/naviscan
+
+clean:
+	rm -rf .build Benchmarks/.build $(DEMO_OUT)

@@ -1,0 +1,57 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// naviscan — offline audio analysis for music libraries.
+// Layering (one way only): naviscan (CLI) → NaviscanCore → C* system-library shims.
+let package = Package(
+    name: "naviscan",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "naviscan", targets: ["naviscan"]),
+        .library(name: "NaviscanCore", targets: ["NaviscanCore"]),
+        .library(name: "NaviscanTestSupport", targets: ["NaviscanTestSupport"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+    ],
+    targets: [
+        // C libraries, each a module map + shim header; the only targets that touch C.
+        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile",
+                       providers: [.apt(["libsndfile1-dev"]), .brew(["libsndfile"])]),
+        .systemLibrary(name: "CMpg123", pkgConfig: "libmpg123",
+                       providers: [.apt(["libmpg123-dev"]), .brew(["mpg123"])]),
+        .systemLibrary(name: "CSyn123", pkgConfig: "libsyn123",
+                       providers: [.apt(["libmpg123-dev"]), .brew(["mpg123"])]),
+        .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f",
+                       providers: [.apt(["libfftw3-dev"]), .brew(["fftw"])]),
+        .systemLibrary(name: "CEbur128", pkgConfig: "libebur128",
+                       providers: [.apt(["libebur128-dev"]), .brew(["libebur128"])]),
+
+        // Analysis: decoders, DSP stages, file formats. No directory walking, no database.
+        .target(
+            name: "NaviscanCore",
+            dependencies: [
+                "CSndFile", "CMpg123", "CSyn123", "CFFTW", "CEbur128",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Deterministic test signals and a WAV/FLAC writer, shared by tests and benchmarks.
+        .target(name: "NaviscanTestSupport", dependencies: ["NaviscanCore", "CSndFile"]),
+
+        .executableTarget(
+            name: "naviscan",
+            dependencies: [
+                "NaviscanCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        .testTarget(
+            name: "NaviscanCoreTests",
+            dependencies: ["NaviscanCore", "NaviscanTestSupport"]
+        ),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,69 @@
+import Foundation
+
+/// Power spectrum → log-spaced bands. Edges: f_b = minHz · (maxHz / minHz)^(b / bandCount), b = 0…bandCount.
+///
+/// Each band's value is the mean of the power spectrum over [f_b, f_b+1], with the spectrum taken as
+/// piecewise linear between bin centres. Bands narrower than a bin (the low end at 1024 points) thus
+/// interpolate between their neighbouring bins instead of coming out empty. The weights are computed
+/// once; mapping a frame is one sparse dot product per band.
+public struct BandMapper {
+    public let bandCount: Int
+    public let minHz: Double
+    public let maxHz: Double
+    /// Per band: the first bin it reads and its weights for consecutive bins.
+    private let firstBin: [Int]
+    private let weights: [[Float]]
+
+    public init(bandCount: Int, minHz: Double, maxHz: Double, fftSize: Int, sampleRate: Int) {
+        precondition(bandCount > 0 && minHz > 0 && maxHz > minHz)
+        precondition(maxHz <= Double(sampleRate) / 2, "band range must end at or below Nyquist")
+        self.bandCount = bandCount
+        self.minHz = minHz
+        self.maxHz = maxHz
+        let binHz = Double(sampleRate) / Double(fftSize)
+        let lastBin = fftSize / 2
+        var first: [Int] = []
+        var allWeights: [[Float]] = []
+        for b in 0..<bandCount {
+            let lo = Self.edge(b, bandCount: bandCount, minHz: minHz, maxHz: maxHz) / binHz
+            let hi = Self.edge(b + 1, bandCount: bandCount, minHz: minHz, maxHz: maxHz) / binHz
+            let k0 = max(0, Int(lo.rounded(.down)))
+            let k1 = min(lastBin, Int(hi.rounded(.up)))
+            var w = [Double](repeating: 0, count: k1 - k0 + 1)
+            // Integrate the linear interpolant over each bin segment [k, k+1] that overlaps [lo, hi].
+            for k in k0..<k1 {
+                let u = max(lo, Double(k)) - Double(k)
+                let v = min(hi, Double(k + 1)) - Double(k)
+                guard v > u else { continue }
+                let upper = (v * v - u * u) / 2      // ∫ t dt: the weight of bin k+1
+                w[k - k0] += (v - u) - upper          // ∫ (1 - t) dt: the weight of bin k
+                w[k + 1 - k0] += upper
+            }
+            let width = hi - lo
+            first.append(k0)
+            allWeights.append(w.map { Float($0 / width) })
+        }
+        firstBin = first
+        weights = allWeights
+    }
+
+    /// Lower edge of band `b` (or upper edge of band b−1) in Hz.
+    public static func edge(_ b: Int, bandCount: Int, minHz: Double, maxHz: Double) -> Double {
+        minHz * Foundation.pow(maxHz / minHz, Double(b) / Double(bandCount))
+    }
+
+    /// Sum of band b's weights (1 for a band fully inside the spectrum).
+    public func totalWeight(ofBand b: Int) -> Float { weights[b].reduce(0, +) }
+
+    /// Mean power per band from `power` (fftSize/2+1 bins) into `bands` (bandCount values).
+    public func map(_ power: UnsafePointer<Float>, into bands: UnsafeMutablePointer<Float>) {
+        for b in 0..<bandCount {
+            let k0 = firstBin[b]
+            var sum: Float = 0
+            weights[b].withUnsafeBufferPointer { w in
+                for j in 0..<w.count { sum += w[j] * power[k0 + j] }
+            }
+            bands[b] = sum
+        }
+    }
+}

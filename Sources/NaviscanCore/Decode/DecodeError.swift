@@ -1,0 +1,45 @@
+/// Why a file could not be decoded. Every case names the file and says what a user can do about it.
+public enum DecodeError: Error, Equatable, CustomStringConvertible {
+    /// The file could not be opened (missing, no permission, a directory, an I/O error).
+    case unreadable(path: String, reason: String)
+    /// The file has no bytes at all.
+    case emptyFile(path: String)
+    /// The content matches no format naviscan knows (random bytes, a text file, a damaged header).
+    case unrecognizedFormat(path: String)
+    /// A known format whose codec naviscan does not decode (AAC in M4A, WMA, APE, ...).
+    case unsupportedCodec(path: String, codec: String)
+    /// The decoder rejected the stream part-way through.
+    case corrupt(path: String, reason: String)
+    /// The stream ended well before the length its own header announces.
+    case truncated(path: String, expectedFrames: Int64, decodedFrames: Int64)
+    /// The stream's parameters are outside what naviscan analyses (no channels, absurd rates).
+    case unsupportedStream(path: String, reason: String)
+
+    public var path: String {
+        switch self {
+        case .unreadable(let p, _), .emptyFile(let p), .unrecognizedFormat(let p),
+             .unsupportedCodec(let p, _), .corrupt(let p, _), .truncated(let p, _, _),
+             .unsupportedStream(let p, _):
+            return p
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path, let reason):
+            return "\(path): cannot read the file (\(reason)); check that it exists and is readable"
+        case .emptyFile(let path):
+            return "\(path): the file is empty (0 bytes); re-copy or re-rip it"
+        case .unrecognizedFormat(let path):
+            return "\(path): not a recognised audio file (supported: MP3, FLAC, WAV, AIFF, Ogg Vorbis, Opus); the content matches none of them"
+        case .unsupportedCodec(let path, let codec):
+            return "\(path): \(codec) is not supported; convert it to FLAC or MP3 to analyse it"
+        case .corrupt(let path, let reason):
+            return "\(path): the audio data is damaged (\(reason))"
+        case .truncated(let path, let expected, let decoded):
+            return "\(path): the file is truncated: its header announces \(expected) sample frames but only \(decoded) decode; re-copy it"
+        case .unsupportedStream(let path, let reason):
+            return "\(path): \(reason)"
+        }
+    }
+}

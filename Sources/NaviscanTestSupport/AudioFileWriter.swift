@@ -1,0 +1,54 @@
+import CSndFile
+
+/// Writes test signals through libsndfile, so tests decode exactly what a user's files would hold.
+public enum AudioFileWriter {
+    public enum Format: CaseIterable {
+        case wav16, wav24, wavFloat, flac16, flac24, aiff16, oggVorbis, opus
+
+        var sndfileFormat: Int32 {
+            switch self {
+            case .wav16: return Int32(SF_FORMAT_WAV | SF_FORMAT_PCM_16)
+            case .wav24: return Int32(SF_FORMAT_WAV | SF_FORMAT_PCM_24)
+            case .wavFloat: return Int32(SF_FORMAT_WAV | SF_FORMAT_FLOAT)
+            case .flac16: return Int32(SF_FORMAT_FLAC | SF_FORMAT_PCM_16)
+            case .flac24: return Int32(SF_FORMAT_FLAC | SF_FORMAT_PCM_24)
+            case .aiff16: return Int32(SF_FORMAT_AIFF | SF_FORMAT_PCM_16)
+            case .oggVorbis: return Int32(SF_FORMAT_OGG | SF_FORMAT_VORBIS)
+            case .opus: return Int32(SF_FORMAT_OGG | SF_FORMAT_OPUS)
+            }
+        }
+
+        public var fileExtension: String {
+            switch self {
+            case .wav16, .wav24, .wavFloat: return "wav"
+            case .flac16, .flac24: return "flac"
+            case .aiff16: return "aiff"
+            case .oggVorbis: return "ogg"
+            case .opus: return "opus"
+            }
+        }
+    }
+
+    public struct WriteError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public static func write(_ signal: TestSignal, to path: String, format: Format) throws {
+        var info = SF_INFO()
+        info.samplerate = Int32(signal.sampleRate)
+        info.channels = Int32(signal.channels)
+        info.format = format.sndfileFormat
+        guard let file = sf_open(path, Int32(SFM_WRITE), &info) else {
+            throw WriteError(description: "\(path): libsndfile cannot write \(format): \(String(cString: sf_strerror(nil)))")
+        }
+        defer { sf_close(file) }
+        // Integer formats: clip rather than wrap if a test signal touches full scale.
+        sf_command(file, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
+        let written = signal.samples.withUnsafeBufferPointer {
+            sf_writef_float(file, $0.baseAddress, sf_count_t(signal.frameCount))
+        }
+        guard written == signal.frameCount else {
+            throw WriteError(description: "\(path): wrote \(written) of \(signal.frameCount) frames")
+        }
+    }
+}

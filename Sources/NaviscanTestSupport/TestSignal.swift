@@ -1,0 +1,86 @@
+import Foundation
+
+/// Deterministic test signals with known ground truth. Samples are interleaved Float32 in [-1, 1].
+public struct TestSignal {
+    public var sampleRate: Int
+    public var channels: Int
+    /// Interleaved samples.
+    public var samples: [Float]
+
+    public var frameCount: Int { samples.count / channels }
+    public var duration: Double { Double(frameCount) / Double(sampleRate) }
+
+    public init(sampleRate: Int, channels: Int, samples: [Float]) {
+        precondition(samples.count % channels == 0)
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.samples = samples
+    }
+
+    /// dBFS → linear amplitude.
+    public static func amplitude(dBFS: Double) -> Double { pow(10, dBFS / 20) }
+
+    /// The same mono signal on every channel.
+    static func fromMono(_ mono: [Float], sampleRate: Int, channels: Int) -> TestSignal {
+        guard channels > 1 else { return TestSignal(sampleRate: sampleRate, channels: 1, samples: mono) }
+        var out = [Float](repeating: 0, count: mono.count * channels)
+        for i in 0..<mono.count { for c in 0..<channels { out[i * channels + c] = mono[i] } }
+        return TestSignal(sampleRate: sampleRate, channels: channels, samples: out)
+    }
+
+    /// A sine of `frequency` Hz, `dBFS` peak level.
+    public static func sine(frequency: Double, dBFS: Double = -6, duration: Double, sampleRate: Int = 44_100,
+                            channels: Int = 1, phase: Double = 0) -> TestSignal {
+        let n = Int((duration * Double(sampleRate)).rounded())
+        let a = amplitude(dBFS: dBFS)
+        let w = 2 * Double.pi * frequency / Double(sampleRate)
+        let mono = (0..<n).map { Float(a * sin(w * Double($0) + phase)) }
+        return fromMono(mono, sampleRate: sampleRate, channels: channels)
+    }
+
+    /// Digital silence: exact zeros.
+    public static func silence(duration: Double, sampleRate: Int = 44_100, channels: Int = 1) -> TestSignal {
+        let n = Int((duration * Double(sampleRate)).rounded())
+        return TestSignal(sampleRate: sampleRate, channels: channels, samples: [Float](repeating: 0, count: n * channels))
+    }
+
+    /// Exponential sine sweep from `from` to `to` Hz.
+    public static func sweep(from f0: Double, to f1: Double, dBFS: Double = -6, duration: Double,
+                             sampleRate: Int = 44_100, channels: Int = 1) -> TestSignal {
+        let n = Int((duration * Double(sampleRate)).rounded())
+        let a = amplitude(dBFS: dBFS)
+        let k = log(f1 / f0)
+        let mono = (0..<n).map { i -> Float in
+            let t = Double(i) / Double(sampleRate)
+            let phase = 2 * Double.pi * f0 * duration / k * (exp(t / duration * k) - 1)
+            return Float(a * sin(phase))
+        }
+        return fromMono(mono, sampleRate: sampleRate, channels: channels)
+    }
+
+    /// Clicks (short decaying noise-free tone bursts) at `bpm`, the first at `firstBeat` seconds.
+    public static func clicks(bpm: Double, duration: Double, firstBeat: Double = 0, dBFS: Double = -6,
+                              sampleRate: Int = 44_100, channels: Int = 1) -> TestSignal {
+        let n = Int((duration * Double(sampleRate)).rounded())
+        var mono = [Float](repeating: 0, count: n)
+        let a = amplitude(dBFS: dBFS)
+        let period = 60 / bpm
+        let clickLength = Int(0.03 * Double(sampleRate))
+        var beat = firstBeat
+        while beat < duration {
+            let start = Int((beat * Double(sampleRate)).rounded())
+            for j in 0..<clickLength where start + j < n {
+                let t = Double(j) / Double(sampleRate)
+                mono[start + j] = Float(a * exp(-t * 150) * sin(2 * Double.pi * 1500 * t))
+            }
+            beat += period
+        }
+        return fromMono(mono, sampleRate: sampleRate, channels: channels)
+    }
+
+    /// This signal followed by `other` (same rate and channels).
+    public func appending(_ other: TestSignal) -> TestSignal {
+        precondition(other.sampleRate == sampleRate && other.channels == channels)
+        return TestSignal(sampleRate: sampleRate, channels: channels, samples: samples + other.samples)
+    }
+}

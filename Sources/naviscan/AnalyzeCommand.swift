@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+import NaviscanCore
+
+/// `naviscan analyze FILE --vis OUT.vis`: one track, one decode, a one-line summary.
+struct AnalyzeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "analyze",
+        abstract: "Analyse one audio file in a single decode pass.",
+        discussion: "Without an output option the file is only decoded: the summary then gives the decode-only speed."
+    )
+
+    @Argument(help: "The audio file (MP3, FLAC, WAV, AIFF, Ogg Vorbis, Opus), identified by content.")
+    var file: String
+
+    @Option(name: .customLong("vis"), help: "Write visualizer frames (a VisFrameBuffer file) here.")
+    var visOutput: String?
+
+    @OptionGroup var visualizer: VisualizerOptions
+    @OptionGroup var logging: LoggingOptions
+
+    func run() throws {
+        let logger = logging.makeLogger()
+        var options = AnalysisOptions()
+        if visOutput != nil { options.visualizer = try visualizer.makeConfig() }
+        let analyzer = TrackAnalyzer(options: options, logger: logger)
+        do {
+            let result = try analyzer.analyze(path: file, visOutput: visOutput)
+            print(Self.summary(file: file, result: result, visOutput: visOutput))
+        } catch {
+            FileHandle.standardError.write(Data("naviscan: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+
+    static func summary(file: String, result: TrackAnalysis, visOutput: String?) -> String {
+        let s = result.stream
+        let channels = s.channels == 1 ? "mono" : s.channels == 2 ? "stereo" : "\(s.channels) ch"
+        var line = "\(file): \(s.codec) \(s.sampleRate) Hz \(channels) \(formatDuration(result.duration))"
+        if let frames = result.visFrameCount, let visOutput { line += ", \(frames) frames → \(visOutput)" }
+        line += String(format: ", %.1fx realtime", result.realtimeFactor)
+        return line
+    }
+}
+
+func formatDuration(_ seconds: Double) -> String {
+    let total = max(seconds, 0)
+    let minutes = Int(total / 60)
+    return String(format: "%d:%06.3f", minutes, total - Double(minutes) * 60)
+}
