@@ -1,0 +1,70 @@
+import Foundation
+@testable import NaviscanCore
+import Testing
+
+@Suite("DSP stages")
+struct DSPTests {
+    @Test("No log band is structurally empty, even those narrower than a bin",
+          arguments: [(64, 40.0, 16_000.0), (256, 20.0, 20_000.0), (16, 40.0, 16_000.0)])
+    func bandsAreNeverEmpty(bands: Int, minHz: Double, maxHz: Double) {
+        let mapper = BandMapper(bandCount: bands, minHz: minHz, maxHz: maxHz, fftSize: 1024, sampleRate: 44_100)
+        for b in 0..<bands {
+            // Weights are a mean over the band: they sum to 1 for every band, however narrow.
+            #expect(abs(mapper.totalWeight(ofBand: b) - 1) < 1e-4, "band \(b)")
+        }
+        // A flat power spectrum therefore reads the same in every band.
+        let power = [Float](repeating: 0.25, count: 513)
+        var out = [Float](repeating: 0, count: bands)
+        power.withUnsafeBufferPointer { p in out.withUnsafeMutableBufferPointer { mapper.map(p.baseAddress!, into: $0.baseAddress!) } }
+        for value in out { #expect(abs(value - 0.25) < 1e-5) }
+    }
+
+    @Test("A full-scale sine on a bin centre reads power 1 (0 dBFS) in that bin")
+    func spectrumScale() {
+        let n = 1024
+        let analyzer = SpectrumAnalyzer(size: n)
+        let bin = 40
+        let samples = (0..<n).map { Float(sin(2 * Double.pi * Double(bin) * Double($0) / Double(n))) }
+        var power = [Float](repeating: 0, count: n / 2 + 1)
+        samples.withUnsafeBufferPointer { s in power.withUnsafeMutableBufferPointer { analyzer.powerSpectrum(of: s.baseAddress!, into: $0.baseAddress!) } }
+        #expect(abs(power[bin] - 1) < 1e-3)
+        // Hann: the neighbours hold half the amplitude (a quarter of the power); far bins nothing.
+        #expect(abs(power[bin - 1] - 0.25) < 1e-3)
+        #expect(abs(power[bin + 1] - 0.25) < 1e-3)
+        #expect(power[bin + 5] < 1e-8)
+    }
+
+    @Test("Half-float conversion matches IEEE 754 binary16")
+    func halfFloat() {
+        #expect(HalfFloat.bits(from: 1) == 0x3C00)
+        #expect(HalfFloat.bits(from: 0.5) == 0x3800)
+        #expect(HalfFloat.bits(from: 0) == 0)
+        #expect(HalfFloat.bits(from: 65_504) == 0x7BFF)
+        #expect(HalfFloat.bits(from: 1e6) == 0x7C00)
+        #expect(HalfFloat.value(from: 0x0001) == Float(sign: .plus, exponent: -24, significand: 1))
+        for i in 0...1000 {
+            let v = Float(i) / 1000
+            let back = HalfFloat.value(from: HalfFloat.bits(from: v))
+            #expect(abs(back - v) <= 0.5 / 1024 * max(v, 1.0 / 16_384) + 1e-7, "\(v) → \(back)")
+        }
+    }
+
+    @Test("Resampling 48 kHz → 44.1 kHz keeps a 1 kHz sine's level and rate")
+    func resamplerKeepsTone() throws {
+        let resampler = try Resampler(inputRate: 48_000, outputRate: 44_100, maxInputFrames: 4096)
+        let input = (0..<48_000).map { Float(0.5 * sin(2 * Double.pi * 1000 * Double($0) / 48_000)) }
+        var output: [Float] = []
+        for start in stride(from: 0, to: input.count, by: 4096) {
+            let chunk = Array(input[start..<min(start + 4096, input.count)])
+            chunk.withUnsafeBufferPointer { resampler.process($0) { output.append(contentsOf: $0) } }
+        }
+        #expect(abs(output.count - 44_100) <= 2)
+        let steady = output[1000..<43_000]
+        let rms = sqrt(steady.map { $0 * $0 }.reduce(0, +) / Float(steady.count))
+        #expect(abs(rms - 0.5 / Float(2).squareRoot()) < 0.005)
+        // Zero crossings per second ≈ 2 × 1000.
+        var crossings = 0
+        for i in 1000..<43_000 where (output[i - 1] < 0) != (output[i] < 0) { crossings += 1 }
+        #expect(abs(Double(crossings) / (42_000.0 / 44_100) - 2000) < 10)
+    }
+}
