@@ -1,7 +1,8 @@
 import CSyn123
 
-/// Mono sample-rate conversion through libsyn123 (IIR low-pass + 6-point interpolation, ~108 dB,
-/// a delay of about 3 samples). Equal rates pass through untouched.
+/// Mono sample-rate conversion through libsyn123 (IIR low-pass + interpolation, a delay of about
+/// 3 samples). It runs in syn123's "dirty" mode: 72 dB of stop-band attenuation, ample for a 60 dB
+/// display range and for onset detection, and cheaper than the 108 dB mode. Equal rates pass through.
 public final class Resampler {
     public let inputRate: Int
     public let outputRate: Int
@@ -25,7 +26,7 @@ public final class Resampler {
         }
         var err: Int32 = 0
         guard let sh = syn123_new(inputRate, 1, Int32(naviscan_syn123_float32), 0, &err),
-              syn123_setup_resample(sh, inputRate, outputRate, 1, 0, 0) == 0 else {
+              syn123_setup_resample(sh, inputRate, outputRate, 1, 1, 0) == 0 else {
             throw ResamplerError.setupFailed(inputRate, outputRate, Int(err))
         }
         handle = sh

@@ -1,0 +1,119 @@
+import Benchmark
+import Foundation
+import Logging
+import NaviscanCore
+import NaviscanTestSupport
+
+/// Seconds of audio processed per second of wall time, reported per benchmark.
+let xRealtime = BenchmarkMetric.custom("x-realtime", polarity: .prefersLarger, useScalingFactor: false)
+
+/// Generated once per run: 4 minutes of stereo 44.1 kHz (a sweep over a click track) as FLAC, plus the
+/// committed demo MP3.
+final class Material: @unchecked Sendable {
+    static let shared = Material()
+    let directory: String
+    let flac: String
+    let mp3 = FixturePaths.fixture("demo/groove_120bpm.mp3")
+    let signal: TestSignal
+    let mono48k: [Float]
+
+    private init() {
+        directory = try! FixturePaths.makeTemporaryDirectory(prefix: "naviscan-bench")
+        let sweep = TestSignal.sweep(from: 40, to: 16_000, dBFS: -12, duration: 240, channels: 2)
+        let clicks = TestSignal.clicks(bpm: 124, duration: 240, dBFS: -8, channels: 2)
+        signal = TestSignal(sampleRate: 44_100, channels: 2, samples: zip(sweep.samples, clicks.samples).map { $0 + $1 })
+        flac = directory + "/four-minutes.flac"
+        try! AudioFileWriter.write(signal, to: flac, format: .flac16)
+        mono48k = TestSignal.sweep(from: 40, to: 16_000, dBFS: -12, duration: 240, sampleRate: 48_000).samples
+    }
+}
+
+/// Discards frames: measures the analysis, not the I/O.
+final class NullFrameSink: VisFrameSink {
+    func append(_ frame: UnsafePointer<Float>) throws {}
+}
+
+func decodeAll(_ path: String) throws -> Double {
+    let decoder = try AudioDecoderFactory.open(path: path)
+    let block = UnsafeMutablePointer<Float>.allocate(capacity: 4096 * decoder.info.channels)
+    defer { block.deallocate() }
+    var frames = 0
+    while case let n = try decoder.read(into: block, maxFrames: 4096), n > 0 { frames += n }
+    return Double(frames) / Double(decoder.info.sampleRate)
+}
+
+/// Runs `body` (which returns seconds of audio processed) under measurement and reports x-realtime.
+func measureRealtime(_ benchmark: Benchmark, _ body: () throws -> Double) throws {
+    let start = ContinuousClock.now
+    var audio = 0.0
+    benchmark.startMeasurement()
+    for _ in benchmark.scaledIterations { audio += try body() }
+    benchmark.stopMeasurement()
+    let wall = start.duration(to: .now)
+    let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) * 1e-18
+    benchmark.measurement(xRealtime, Int(audio / seconds))
+}
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .mallocCountTotal, .peakMemoryResident, xRealtime],
+        timeUnits: .milliseconds,
+        warmupIterations: 1,
+        maxDuration: .seconds(10),
+        maxIterations: 10
+    )
+    let material = Material.shared
+    let logger = Logger(label: "bench")
+
+    Benchmark("decode/flac 4 min", configuration: .init(setup: { _ = Material.shared }, teardown: nil)) { b in
+        try measureRealtime(b) { try decodeAll(material.flac) }
+    }
+    Benchmark("decode/mp3 demo") { b in
+        try measureRealtime(b) { try decodeAll(material.mp3) }
+    }
+    Benchmark("stage/downmix+resample 48k→44.1k") { b in
+        try measureRealtime(b) {
+            let resampler = try Resampler(inputRate: 48_000, outputRate: 44_100, maxInputFrames: 4096)
+            var produced = 0
+            try material.mono48k.withUnsafeBufferPointer { all in
+                for start in stride(from: 0, to: all.count, by: 4096) {
+                    let chunk = UnsafeBufferPointer(rebasing: all[start..<min(start + 4096, all.count)])
+                    resampler.process(chunk) { produced += $0.count }
+                }
+            }
+            blackHole(produced)
+            return 240
+        }
+    }
+    Benchmark("stage/spectrum+bands+normalize") { b in
+        let mono = Array(material.signal.samples.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
+        try measureRealtime(b) {
+            let analyzer = try VisFrameAnalyzer(config: VisualizerConfig())
+            let sink = NullFrameSink()
+            try mono.withUnsafeBufferPointer { all in
+                for start in stride(from: 0, to: all.count, by: 4096) {
+                    try analyzer.process(UnsafeBufferPointer(rebasing: all[start..<min(start + 4096, all.count)]), into: sink)
+                }
+            }
+            try analyzer.finish(duration: 240, into: sink)
+            return 240
+        }
+    }
+    Benchmark("stage/frame file write 7200 frames") { b in
+        let frame = [Float](repeating: 0.5, count: 64)
+        try measureRealtime(b) {
+            let writer = try VisFrameWriter(path: material.directory + "/write.vis", config: VisualizerConfig())
+            try frame.withUnsafeBufferPointer { f in for _ in 0..<7_200 { try writer.append(f.baseAddress!) } }
+            try writer.finish(duration: 240, sourceSampleRate: 44_100, sourceChannels: 2)
+            return 240
+        }
+    }
+    for (name, path) in [("flac 4 min", material.flac), ("mp3 demo", material.mp3)] {
+        Benchmark("track/decode+vis \(name)") { b in
+            let analyzer = TrackAnalyzer(options: AnalysisOptions(visualizer: VisualizerConfig()), logger: logger)
+            try measureRealtime(b) {
+                try analyzer.analyze(path: path, visOutput: material.directory + "/track.vis").duration
+            }
+        }
+    }
+}
