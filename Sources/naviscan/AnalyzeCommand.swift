@@ -16,17 +16,31 @@ struct AnalyzeCommand: ParsableCommand {
     @Option(name: .customLong("vis"), help: "Write visualizer frames (a VisFrameBuffer file) here.")
     var visOutput: String?
 
-    @OptionGroup var visualizer: VisualizerOptions
+    @Flag(name: .customLong("dj"), help: "Print the DJ profile (loudness, silence edges, tempo) as JSON on standard output.")
+    var dj = false
+
+    @OptionGroup(title: "Visualizer") var visualizer: VisualizerOptions
+    @OptionGroup(title: "DJ profile") var profile: ProfileOptions
     @OptionGroup var logging: LoggingOptions
 
     func run() throws {
         let logger = logging.makeLogger()
         var options = AnalysisOptions()
         if visOutput != nil { options.visualizer = try visualizer.makeConfig() }
+        if dj { options.profile = try profile.makeConfig() }
         let analyzer = TrackAnalyzer(options: options, logger: logger)
         do {
             let result = try analyzer.analyze(path: file, visOutput: visOutput)
-            print(Self.summary(file: file, result: result, visOutput: visOutput))
+            let summary = Self.summary(file: file, result: result, visOutput: visOutput)
+            if let config = options.profile {
+                // stdout carries only the JSON, so it can be piped; the summary goes to stderr.
+                let name = URL(fileURLWithPath: file).lastPathComponent
+                let json = try TrackProfile(relativePath: name, analysis: result, config: config).jsonData()
+                FileHandle.standardOutput.write(json + Data("\n".utf8))
+                FileHandle.standardError.write(Data((summary + "\n").utf8))
+            } else {
+                print(summary)
+            }
         } catch {
             FileHandle.standardError.write(Data("naviscan: \(error)\n".utf8))
             throw ExitCode(1)

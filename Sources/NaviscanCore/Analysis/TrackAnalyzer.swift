@@ -1,17 +1,5 @@
 import Logging
 
-/// What to compute for a track. Stages not asked for cost nothing.
-public struct AnalysisOptions: Sendable {
-    /// Visualizer frames; nil to skip them.
-    public var visualizer: VisualizerConfig?
-    /// Frames per decoded block: the unit every stage processes.
-    public var blockFrames: Int = 4096
-
-    public init(visualizer: VisualizerConfig? = nil) {
-        self.visualizer = visualizer
-    }
-}
-
 /// The result of one track's single decode pass.
 public struct TrackAnalysis: Sendable {
     public let stream: AudioStreamInfo
@@ -19,6 +7,9 @@ public struct TrackAnalysis: Sendable {
     public let decodedFrames: Int64
     /// Frames written to the visualizer output, when it was asked for.
     public let visFrameCount: Int?
+    public let loudness: LoudnessMeter.Result?
+    public let silence: SilenceDetector.Result?
+    public let tempo: TempoEstimator.Result?
     /// Wall-clock seconds for the whole pass (decode and every stage).
     public let elapsed: Double
 
@@ -28,6 +19,11 @@ public struct TrackAnalysis: Sendable {
 }
 
 /// Owns one decode loop and feeds every requested stage from it: the file is decoded once.
+///
+///     decoder ─┬─ LoudnessMeter      (native rate, every channel)
+///              ├─ SilenceDetector    (native rate, peak across channels)
+///              └─ AnalysisRateStream (mono, resampled) ─┬─ VisFrameAnalyzer → frame sink
+///                                                       └─ OnsetEnvelope → TempoEstimator
 public final class TrackAnalyzer {
     public let options: AnalysisOptions
     private let logger: Logger
@@ -62,10 +58,15 @@ public final class TrackAnalyzer {
         let block = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * info.channels)
         defer { block.deallocate() }
 
-        var visualizer: VisualizerPipeline?
-        if let config = options.visualizer, let visSink {
-            visualizer = try VisualizerPipeline(config: config, source: info, maxBlockFrames: blockFrames, sink: visSink)
+        let visFrames = try options.visualizer.flatMap { config in try visSink.map { _ in try VisFrameAnalyzer(config: config) } }
+        let profile = options.profile
+        let loudness = try profile.map {
+            try LoudnessMeter(config: $0.loudness, sampleRate: info.sampleRate, layout: info.channelLayout)
         }
+        let silence = profile.map { SilenceDetector(config: $0.silence, sampleRate: info.sampleRate, channels: info.channels) }
+        let onsets = profile.map { _ in OnsetEnvelope(sampleRate: options.analysisRate) }
+        let mono = (visFrames != nil || onsets != nil)
+            ? try AnalysisRateStream(source: info, rate: options.analysisRate, maxBlockFrames: blockFrames) : nil
 
         var decoded: Int64 = 0
         while true {
@@ -73,12 +74,28 @@ public final class TrackAnalyzer {
             if n == 0 { break }
             decoded += Int64(n)
             let audio = AudioBlock(samples: block, frameCount: n, channels: info.channels)
-            try visualizer?.process(audio)
+            loudness?.process(audio)
+            silence?.process(audio)
+            try mono?.process(audio) { samples in
+                if let visFrames, let visSink { try visFrames.process(samples, into: visSink) }
+                onsets?.process(samples)
+            }
         }
         let duration = Double(decoded) / Double(info.sampleRate)
-        let frames = try visualizer?.finish(duration: duration)
+        var frames: Int?
+        if let visFrames, let visSink { frames = try visFrames.finish(duration: duration, into: visSink) }
+        let silenceResult = silence?.finish()
+        let tempo = both(profile, onsets).map { config, envelope in
+            TempoEstimator(config: config.tempo).estimate(envelope: envelope, soundStart: silenceResult?.silenceEnd ?? 0)
+        }
         let elapsed = started.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-        return TrackAnalysis(stream: info, decodedFrames: decoded, visFrameCount: frames, elapsed: seconds)
+        return TrackAnalysis(stream: info, decodedFrames: decoded, visFrameCount: frames,
+                             loudness: loudness?.finish(), silence: silenceResult, tempo: tempo, elapsed: seconds)
     }
+}
+
+private func both<A, B>(_ a: A?, _ b: B?) -> (A, B)? {
+    guard let a, let b else { return nil }
+    return (a, b)
 }

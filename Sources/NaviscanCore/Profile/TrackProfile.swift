@@ -1,0 +1,113 @@
+import Foundation
+
+/// The DJ profile of one track, as the Navidrome companion API serves it. Field names are the wire
+/// format (snake_case, every field always present, `null` where a value is undefined); see
+/// docs/profile-format.md and docs/profile.schema.json.
+public struct TrackProfile: Codable, Sendable, Equatable {
+    public struct Alternate: Codable, Sendable, Equatable {
+        public var bpm: Double
+        public var score: Double
+    }
+
+    public struct Analyzer: Codable, Sendable, Equatable {
+        public var name: String
+        public var version: String
+    }
+
+    public var relativePath: String
+    public var duration: Double
+    public var bpm: Double?
+    public var bpmConfidence: Double
+    public var bpmAlternates: [Alternate]
+    public var firstBeat: Double?
+    /// Where the LEADING silence ends: the seek-to point (seconds).
+    public var silenceEnd: Double
+    /// Where the TRAILING silence begins: the crossfade trigger (seconds).
+    public var silenceStart: Double
+    public var lufs: Double?
+    public var loudnessRange: Double?
+    public var peakDB: Double?
+    public var truePeakDB: Double?
+    public var gainDB: Double?
+    public var referenceLUFS: Double
+    public var silent: Bool
+    public var sampleRate: Int
+    public var channels: Int
+    public var codec: String
+    public var analyzer: Analyzer
+    public var analyzedAt: String
+
+    enum CodingKeys: String, CodingKey {
+        case relativePath = "relative_path", duration, bpm, bpmConfidence = "bpm_confidence"
+        case bpmAlternates = "bpm_alternates", firstBeat = "first_beat", silenceEnd = "silence_end"
+        case silenceStart = "silence_start", lufs, loudnessRange = "loudness_range", peakDB = "peak_db"
+        case truePeakDB = "true_peak_db", gainDB = "gain_db", referenceLUFS = "reference_lufs", silent
+        case sampleRate = "sample_rate", channels, codec, analyzer, analyzedAt = "analyzed_at"
+    }
+
+    /// Builds the profile from a finished analysis that ran the profile stages.
+    public init(relativePath: String, analysis: TrackAnalysis, config: ProfileConfig, analyzedAt: Date = Date()) {
+        func round(_ v: Double, _ places: Double) -> Double { (v * places).rounded() / places }
+        self.relativePath = relativePath
+        duration = round(analysis.duration, 10_000)
+        let tempo = analysis.tempo
+        bpm = tempo?.bpm
+        bpmConfidence = round(tempo?.confidence ?? 0, 1000)
+        bpmAlternates = (tempo?.alternates ?? []).map { Alternate(bpm: $0.bpm, score: round($0.score, 1000)) }
+        firstBeat = tempo?.firstBeat
+        silenceEnd = round(analysis.silence?.silenceEnd ?? 0, 10_000)
+        silenceStart = round(analysis.silence?.silenceStart ?? 0, 10_000)
+        let loudness = analysis.loudness
+        lufs = loudness?.integratedLUFS.map { round($0, 1000) }
+        loudnessRange = loudness?.loudnessRange.map { round($0, 100) }
+        peakDB = loudness?.samplePeakDB.map { round($0, 100) }
+        truePeakDB = loudness?.truePeakDB.map { round($0, 100) }
+        referenceLUFS = config.referenceLUFS
+        gainDB = lufs.map { round(config.referenceLUFS - $0, 100) }
+        silent = lufs == nil
+        sampleRate = analysis.stream.sampleRate
+        channels = analysis.stream.channels
+        codec = analysis.stream.codec
+        analyzer = Analyzer(name: NaviscanVersion.name, version: NaviscanVersion.version)
+        self.analyzedAt = Self.timestamp(analyzedAt)
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date)
+    }
+
+    /// Every key is written, with explicit nulls: clients index fields without existence checks.
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(relativePath, forKey: .relativePath)
+        try c.encode(duration, forKey: .duration)
+        try c.encode(bpm, forKey: .bpm)
+        try c.encode(bpmConfidence, forKey: .bpmConfidence)
+        try c.encode(bpmAlternates, forKey: .bpmAlternates)
+        try c.encode(firstBeat, forKey: .firstBeat)
+        try c.encode(silenceEnd, forKey: .silenceEnd)
+        try c.encode(silenceStart, forKey: .silenceStart)
+        try c.encode(lufs, forKey: .lufs)
+        try c.encode(loudnessRange, forKey: .loudnessRange)
+        try c.encode(peakDB, forKey: .peakDB)
+        try c.encode(truePeakDB, forKey: .truePeakDB)
+        try c.encode(gainDB, forKey: .gainDB)
+        try c.encode(referenceLUFS, forKey: .referenceLUFS)
+        try c.encode(silent, forKey: .silent)
+        try c.encode(sampleRate, forKey: .sampleRate)
+        try c.encode(channels, forKey: .channels)
+        try c.encode(codec, forKey: .codec)
+        try c.encode(analyzer, forKey: .analyzer)
+        try c.encode(analyzedAt, forKey: .analyzedAt)
+    }
+
+    /// Pretty, key-sorted JSON.
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+}
