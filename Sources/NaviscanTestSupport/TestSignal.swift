@@ -84,3 +84,56 @@ public struct TestSignal {
         return TestSignal(sampleRate: sampleRate, channels: channels, samples: samples + other.samples)
     }
 }
+
+extension TestSignal {
+    /// A deterministic rock groove at `bpm`: kick on beats 1 and 3, snare on 2 and 4, hi-hat on every
+    /// eighth, with a bass note on each beat. The first downbeat is at `firstBeat` seconds.
+    public static func drumGroove(bpm: Double, duration: Double, firstBeat: Double = 0.5, dBFS: Double = -10,
+                                  sampleRate: Int = 44_100) -> TestSignal {
+        let n = Int((duration * Double(sampleRate)).rounded())
+        var mono = [Float](repeating: 0, count: n)
+        var noiseState: UInt32 = 0x1234_5678
+        func noise() -> Double {
+            noiseState = noiseState &* 1_664_525 &+ 1_013_904_223
+            return Double(Int32(bitPattern: noiseState)) / Double(Int32.max)
+        }
+        func add(at time: Double, length: Double, _ sample: (Double) -> Double) {
+            let start = Int((time * Double(sampleRate)).rounded())
+            for j in 0..<Int(length * Double(sampleRate)) where start + j < n {
+                mono[start + j] += Float(sample(Double(j) / Double(sampleRate)))
+            }
+        }
+        let beat = 60 / bpm
+        var k = 0
+        while firstBeat + Double(k) * beat < duration {
+            let t = firstBeat + Double(k) * beat
+            if k % 2 == 0 {
+                add(at: t, length: 0.3) { s in sin(2 * .pi * (50 + 90 * exp(-s * 30)) * s) * exp(-s * 12) }
+            } else {
+                add(at: t, length: 0.2) { s in (0.5 * noise() + 0.3 * sin(2 * .pi * 190 * s)) * exp(-s * 25) }
+            }
+            for half in 0..<2 {
+                add(at: t + Double(half) * beat / 2, length: 0.05) { s in 0.15 * noise() * exp(-s * 90) }
+            }
+            add(at: t, length: beat) { s in 0.2 * sin(2 * .pi * 55 * s) * exp(-s * 3) }
+            k += 1
+        }
+        let peak = mono.map { abs($0) }.max() ?? 1
+        let gain = Float(amplitude(dBFS: dBFS)) / max(peak, 1e-9)
+        return TestSignal(sampleRate: sampleRate, channels: 1, samples: mono.map { $0 * gain })
+    }
+
+    /// A beatless pad: three detuned sines whose levels drift slowly and independently.
+    public static func ambientPad(duration: Double, dBFS: Double = -12, sampleRate: Int = 44_100) -> TestSignal {
+        let n = Int((duration * Double(sampleRate)).rounded())
+        let a = amplitude(dBFS: dBFS) / 3
+        let voices: [(Double, Double, Double)] = [(110, 0.071, 0.0), (164.8, 0.113, 1.3), (220.7, 0.053, 2.9)]
+        let mono = (0..<n).map { i -> Float in
+            let t = Double(i) / Double(sampleRate)
+            var s = 0.0
+            for (f, rate, phase) in voices { s += (0.6 + 0.4 * sin(2 * .pi * rate * t + phase)) * sin(2 * .pi * f * t) }
+            return Float(a * s)
+        }
+        return TestSignal(sampleRate: sampleRate, channels: 1, samples: mono)
+    }
+}

@@ -14,7 +14,7 @@ public final class SpectrumAnalyzer {
     private let scale: Float
 
     /// FFTW's planner is not thread-safe; execution of an existing plan is.
-    private static let plannerLock = NSLock()
+    static let plannerLock = NSLock()
 
     public init(size: Int) {
         precondition(size >= 16 && size % 2 == 0, "FFT size must be even and at least 16")

@@ -2,30 +2,34 @@ import Foundation
 
 /// Onset strength at a 10 ms hop: spectral flux on log-magnitude bands.
 ///
-/// Each hop takes a 1024-point Hann spectrum of the mono analysis-rate stream, maps it to log-spaced
+/// Each hop takes a 2048-point Hann spectrum (21.5 Hz bins at 44.1 kHz: at 1024 points the bass bands
+/// are narrower than a bin and a steady bass note flickers in them) of the mono analysis-rate stream, maps it to log-spaced
 /// bands (`BandMapper`), compresses each band as log(1 + γ·magnitude) and sums the positive
-/// differences to the previous hop. Besides the full-band flux it keeps the flux of the bands below
-/// 200 Hz (kick drums, bass), which the tempo estimator uses to find the beat level.
-/// Memory: two Float per hop (800 bytes per second of audio).
+/// differences to the louder of the two previous hops, separately for three regions — low (< ~200 Hz: kick, bass),
+/// mid (~200 Hz–2 kHz: snare, chords) and high (> ~2 kHz: hats, cymbals) — whose periodicities the
+/// tempo estimator compares to find the beat level. Memory: three Float per hop (1.2 kB per second).
 public final class OnsetEnvelope {
     public static let bandCount = 40
-    public static let lowBandLimitHz = 200.0
+    /// First band of the mid and of the high region (bands are 30 Hz–16 kHz, log-spaced).
+    static let midFirstBand = 12
+    static let highFirstBand = 27
     static let compression: Float = 1000
 
     public let sampleRate: Int
     public let hop: Int
     /// Envelope frames per second.
     public var frameRate: Double { Double(sampleRate) / Double(hop) }
-    public private(set) var flux: [Float] = []
     public private(set) var lowFlux: [Float] = []
+    public private(set) var midFlux: [Float] = []
+    public private(set) var highFlux: [Float] = []
 
-    private let fftSize = 1024
+    private let fftSize = 2048
     private let spectrum: SpectrumAnalyzer
     private let bands: BandMapper
-    private let lowBands: Int
     private let power: UnsafeMutablePointer<Float>
     private let current: UnsafeMutablePointer<Float>
     private let previous: UnsafeMutablePointer<Float>
+    private let beforePrevious: UnsafeMutablePointer<Float>
     private var hasPrevious = false
     private let buffer: UnsafeMutablePointer<Float>
     private let capacity: Int
@@ -37,25 +41,28 @@ public final class OnsetEnvelope {
         spectrum = SpectrumAnalyzer(size: fftSize)
         let maxHz = min(16_000, Double(sampleRate) / 2)
         bands = BandMapper(bandCount: Self.bandCount, minHz: 30, maxHz: maxHz, fftSize: fftSize, sampleRate: sampleRate)
-        lowBands = (0..<Self.bandCount).filter {
-            BandMapper.edge($0 + 1, bandCount: Self.bandCount, minHz: 30, maxHz: maxHz) <= Self.lowBandLimitHz
-        }.count
         power = .allocate(capacity: fftSize / 2 + 1)
         current = .allocate(capacity: Self.bandCount)
         previous = .allocate(capacity: Self.bandCount)
+        beforePrevious = .allocate(capacity: Self.bandCount)
         capacity = fftSize + 8192
         buffer = .allocate(capacity: capacity)
         // Half a window of zeros first, so hop i is centred on sample i·hop.
         buffer.initialize(repeating: 0, count: fftSize / 2)
         bufferCount = fftSize / 2
-        flux.reserveCapacity(100 * 600)
-        lowFlux.reserveCapacity(100 * 600)
+        for envelope in [\Self.lowFlux, \Self.midFlux, \Self.highFlux] as [ReferenceWritableKeyPath<OnsetEnvelope, [Float]>] {
+            self[keyPath: envelope].reserveCapacity(100 * 600)
+        }
     }
 
     deinit {
+        if let path = Self.bandDumpPath {
+            try? dumpedLevels.withUnsafeBufferPointer { Data(buffer: $0) }.write(to: URL(fileURLWithPath: path))
+        }
         power.deallocate()
         current.deallocate()
         previous.deallocate()
+        beforePrevious.deallocate()
         buffer.deallocate()
     }
 
@@ -78,22 +85,34 @@ public final class OnsetEnvelope {
         }
     }
 
+    /// For fitting the tempo model (scripts/tempo-model): when NAVISCAN_DUMP_ONSET_BANDS names a file,
+    /// every hop's compressed band levels are kept and written there (little-endian Float32, hops × 40).
+    private static let bandDumpPath = ProcessInfo.processInfo.environment["NAVISCAN_DUMP_ONSET_BANDS"]
+    private var dumpedLevels: [Float] = []
+
     private func analyzeFrame(_ frame: UnsafePointer<Float>) {
         spectrum.powerSpectrum(of: frame, into: power)
         bands.map(power, into: current)
-        var total: Float = 0
-        var low: Float = 0
+        if Self.bandDumpPath != nil {
+            for b in 0..<Self.bandCount { dumpedLevels.append(log1pf(Self.compression * current[b].squareRoot())) }
+        }
+        // Rises are measured against the louder of the two previous hops: two tones closer than the
+        // window's main lobe beat against each other (a 55 Hz beat aliases into periodic flicker at a
+        // 100 Hz hop), which this cancels, while a real onset is a step that passes.
+        var regions: (Float, Float, Float) = (0, 0, 0)
         for b in 0..<Self.bandCount {
             let level = log1pf(Self.compression * current[b].squareRoot())
             if hasPrevious {
-                let rise = max(0, level - previous[b])
-                total += rise
-                if b < lowBands { low += rise }
+                let rise = max(0, level - max(previous[b], beforePrevious[b]))
+                if b < Self.midFirstBand { regions.0 += rise } else if b < Self.highFirstBand { regions.1 += rise } else { regions.2 += rise }
             }
+            beforePrevious[b] = hasPrevious ? previous[b] : level
             previous[b] = level
         }
+        // The first hop has no predecessor: its flux is 0, like the others' before any sound.
         hasPrevious = true
-        flux.append(total)
-        lowFlux.append(low)
+        lowFlux.append(regions.0)
+        midFlux.append(regions.1)
+        highFlux.append(regions.2)
     }
 }

@@ -1,141 +1,181 @@
 import Foundation
 
-/// Tempo from an onset envelope: autocorrelation → comb salience → octave decision → phase.
+/// Tempo from the onset envelopes: autocorrelation → comb salience → metrical candidates →
+/// octave decision → phase.
+///
+/// 1. Each region's flux (full band = low + mid + high) loses its slowly varying part (a 1 s moving
+///    mean), keeps its positive peaks, and is autocorrelated (`Autocorrelation`).
+/// 2. Comb salience of a tempo T with beat lag τ: S(T) = Σ_{k=1…4} r(kτ) / k on the full band. The
+///    strongest tempo T₀ in 40–250 BPM seeds the candidates T₀ × {¼, ⅓, ½, ⅔, ¾, 1, 4⁄3, 3⁄2, 2, 3, 4} that
+///    fall in the configured range, each moved to its local salience maximum (±3 %).
+/// 3. Octave decision: each candidate is scored by a linear model over the autocorrelation of every
+///    region at ½, 1, 2, 3 and 4 beats (hats that tick at half a beat, kicks and snares at one and two,
+///    bars at three or four) and a log-tempo prior; the highest score wins. The weights were fitted
+///    with a conditional logit (scripts/tempo-model/) on rendered multi-style grooves plus simple
+///    synthetic drum loops; on a render with instruments not used for fitting they pick the written
+///    tempo for 91 % of clips.
+/// 0. A track whose emphasised onset strength never rises above `minOnsetStrength` at its 99th
+///    percentile (steady pads, drones, hum) has no onsets to count and no tempo; without this floor the
+///    scale-free autocorrelation would find "periodicity" in hop-to-hop ripple.
+/// 4. Confidence = 1 / (1 + e^(−2·(s − 3.6))) where s is the winning candidate's model score: how
+///    strongly the onsets follow a metrical grid at all. Below `minConfidence` (0.5) the track has no
+///    tempo: on the rendered sets beatless clips scored ≤ 3.1 and grooves ≥ 4.25. The first beat is the
+///    phase that collects the most onset strength.
 public struct TempoEstimator {
     public struct Config: Sendable, Hashable, Codable {
-        /// Reported tempi lie in this range (BPM).
+        /// Reported tempi lie in this range (BPM); it must span at least an octave.
         public var minBPM: Double = 60
         public var maxBPM: Double = 200
         /// Below this confidence the track is reported as having no tempo (bpm: null).
-        public var minConfidence: Double = 0.2
+        public var minConfidence: Double = 0.5
         public init() {}
     }
 
     public struct Candidate: Sendable, Equatable {
         public var bpm: Double
-        /// Salience relative to the chosen tempo's (1 = as strong).
+        /// Likelihood relative to the chosen tempo under the octave model, in [0, 1].
         public var score: Double
     }
 
     public struct Result: Sendable, Equatable {
         /// Tempo in BPM (to 0.01), nil for music without a steady beat.
         public var bpm: Double?
-        /// How periodic the onsets are at the chosen tempo, in [0, 1] (see docs/profile-format.md).
+        /// Periodicity of the onsets, in [0, 1] (see docs/profile-format.md).
         public var confidence: Double
-        /// The metrically related tempi (×½, ×2, ×⅔, ×³⁄₂) with their relative scores.
+        /// The tempi at ×½, ×2, ×⅔ and ×3⁄2 of the chosen one, with their relative scores.
         public var alternates: [Candidate]
         /// Time of the first beat at or after the start of the sound, seconds; nil without a tempo.
         public var firstBeat: Double?
     }
+
+    /// Model weights: for the full, low, mid and high regions in turn, r(½τ), r(τ), r(2τ), r(3τ), r(4τ);
+    /// then x and x² with x = log2(T / 110).
+    static let weights: [Double] = [
+        0.3724, 1.0211, 0.5714, 1.4244, 2.2296,
+        0.3900, -0.8345, -0.3571, 0.0017, 2.5184,
+        0.2915, 0.5847, 2.2809, 0.4323, 1.6477,
+        1.8992, 1.1846, 0.7723, 1.2506, 2.0568,
+        2.6461, -1.7768,
+    ]
+    static let lagMultiples: [Double] = [0.5, 1, 2, 3, 4]
+    static let candidateRatios: [Double] = [1.0 / 4, 1.0 / 3, 1.0 / 2, 2.0 / 3, 3.0 / 4, 1, 4.0 / 3, 3.0 / 2, 2, 3, 4]
+    static let seedRange: ClosedRange<Double> = 40...250
+    /// In log-magnitude flux units: about a 9 dB jump in one band. Real music, even ambient music with
+    /// a few bells, reaches 3 or more.
+    static let minOnsetStrength = 1.0
+    /// The model score at which confidence is 0.5: midway between the best-scoring beatless clip (3.1)
+    /// and the worst-scoring groove (4.25) of the rendered sets.
+    static let confidenceCentre = 3.6
 
     public let config: Config
 
     public init(config: Config) { self.config = config }
 
     public func estimate(envelope: OnsetEnvelope, soundStart: Double = 0) -> Result {
-        estimate(flux: envelope.flux, lowFlux: envelope.lowFlux, frameRate: envelope.frameRate, soundStart: soundStart)
+        estimate(low: envelope.lowFlux, mid: envelope.midFlux, high: envelope.highFlux,
+                 frameRate: envelope.frameRate, soundStart: soundStart)
     }
 
-    public func estimate(flux: [Float], lowFlux: [Float], frameRate: Double, soundStart: Double = 0) -> Result {
+    public func estimate(low: [Float], mid: [Float], high: [Float], frameRate: Double, soundStart: Double = 0) -> Result {
         let none = Result(bpm: nil, confidence: 0, alternates: [], firstBeat: nil)
-        let x = Self.emphasizePeaks(flux, frameRate: frameRate)
-        let maxLag = Int(frameRate * 60 / 30 * 4) + 2      // four periods of 30 BPM
-        guard x.count > Int(frameRate * 4), let acf = Self.autocorrelation(x, maxLag: min(maxLag, x.count / 2)) else {
-            return none
-        }
+        let full = (0..<low.count).map { low[$0] + mid[$0] + high[$0] }
+        let maxLag = Int(frameRate * 60 / Self.seedRange.lowerBound * 4) + 2
+        let emphasized = [full, low, mid, high].map { Self.emphasizePeaks($0, frameRate: frameRate) }
+        guard full.count >= maxLag + 2 else { return none }
+        let sorted = emphasized[0].sorted()
+        guard sorted[sorted.count * 99 / 100] >= Self.minOnsetStrength else { return none }
+        let acfs = emphasized.map { Autocorrelation.normalized($0, maxLag: maxLag) }
+        guard let fullACF = acfs[0] else { return none }
+        let regionACFs = acfs.map { $0 ?? [Double](repeating: 0, count: maxLag + 1) }
+
         func salience(_ bpm: Double) -> Double {
             let lag = frameRate * 60 / bpm
             var s = 0.0
-            for k in 1...4 {
-                let l = lag * Double(k)
-                guard l < Double(acf.count - 1) else { break }
-                s += Self.interpolate(acf, at: l) / Double(k)
+            for k in 1...4 where lag * Double(k) < Double(fullACF.count - 1) {
+                s += Self.interpolate(fullACF, at: lag * Double(k)) / Double(k)
             }
             return s
         }
-        // Coarse search with a log-Gaussian prior on tempo, then a fine search around the winner.
-        var best = config.minBPM
-        var bestScore = -Double.infinity
-        var bpm = config.minBPM
-        while bpm <= config.maxBPM {
-            let prior = exp(-0.5 * pow(log2(bpm / 120) / 1.0, 2))
-            let score = salience(bpm) * prior
-            if score > bestScore { bestScore = score; best = bpm }
-            bpm += 0.5
+        func refine(_ bpm: Double, span: Double = 0.03, step: Double = 0.05) -> Double {
+            var best = bpm, bestScore = salience(bpm)
+            var t = bpm * (1 - span)
+            while t < bpm * (1 + span) {
+                let s = salience(t)
+                if s > bestScore { bestScore = s; best = t }
+                t += step
+            }
+            return best
         }
-        var refined = best
-        var refinedScore = salience(best)
-        var fine = best - 0.6
-        while fine <= best + 0.6 {
-            let s = salience(fine)
-            if s > refinedScore { refinedScore = s; refined = fine }
-            fine += 0.01
+        func score(_ bpm: Double) -> Double {
+            let lag = frameRate * 60 / bpm
+            var z = 0.0, i = 0
+            for acf in regionACFs {
+                for m in Self.lagMultiples {
+                    z += Self.weights[i] * Self.interpolate(acf, at: lag * m)
+                    i += 1
+                }
+            }
+            let x = log2(bpm / 110)
+            return z + Self.weights[i] * x + Self.weights[i + 1] * x * x
         }
-        let confidence = max(0, min(1, refinedScore / 1.0))
-        let alternates = [0.5, 2, 2.0 / 3, 1.5].map { f -> Candidate in
-            let b = refined * f
-            return Candidate(bpm: (b * 100).rounded() / 100, score: refinedScore > 0 ? max(0, salience(b)) / refinedScore : 0)
+
+        // Seed: the strongest comb salience anywhere in the wide range.
+        var seed = Self.seedRange.lowerBound, seedScore = -Double.infinity
+        var t = Self.seedRange.lowerBound
+        while t < Self.seedRange.upperBound {
+            let s = salience(t)
+            if s > seedScore { seedScore = s; seed = t }
+            t += 0.5
         }
+        let window = (config.minBPM * 0.95)...(config.maxBPM * 1.025)
+        var candidates: [Double] = []
+        for ratio in Self.candidateRatios where window.contains(seed * ratio) {
+            let c = refine(seed * ratio)
+            if candidates.allSatisfy({ abs(c - $0) / $0 > 0.03 }) { candidates.append(c) }
+        }
+        guard !candidates.isEmpty else { return none }
+        let scores = candidates.map(score)
+        let bestIndex = scores.indices.max { scores[$0] < scores[$1] }!
+        let confidence = 1 / (1 + exp(-2 * (scores[bestIndex] - Self.confidenceCentre)))
         guard confidence >= config.minConfidence else {
-            return Result(bpm: nil, confidence: confidence, alternates: [], firstBeat: nil)
+            return Result(bpm: nil, confidence: (confidence * 1000).rounded() / 1000, alternates: [], firstBeat: nil)
         }
-        let firstBeat = Self.firstBeat(x, frameRate: frameRate, bpm: refined, soundStart: soundStart)
-        return Result(bpm: (refined * 100).rounded() / 100, confidence: confidence, alternates: alternates, firstBeat: firstBeat)
+        let bpm = min(config.maxBPM, max(config.minBPM, refine(candidates[bestIndex], span: 0.005, step: 0.01)))
+        let bestScore = scores[bestIndex]
+        let alternates = [0.5, 2, 2.0 / 3, 1.5].map { f -> Candidate in
+            let alternate = refine(bpm * f)
+            return Candidate(bpm: (alternate * 100).rounded() / 100, score: min(1, exp(score(alternate) - bestScore)))
+        }
+        let firstBeat = Self.firstBeat(emphasized[0], frameRate: frameRate, bpm: bpm, soundStart: soundStart)
+        return Result(bpm: (bpm * 100).rounded() / 100, confidence: (confidence * 1000).rounded() / 1000,
+                      alternates: alternates, firstBeat: firstBeat)
     }
 
-    /// Removes the slowly varying part (a 1 s moving mean), keeps positive peaks, scales to unit RMS.
+    /// Removes the slowly varying part (a 1 s moving mean) and keeps the positive peaks.
     static func emphasizePeaks(_ e: [Float], frameRate: Double) -> [Double] {
         let n = e.count
         guard n > 0 else { return [] }
         let half = max(1, Int(frameRate * 0.5))
         var prefix = [Double](repeating: 0, count: n + 1)
         for i in 0..<n { prefix[i + 1] = prefix[i] + Double(e[i]) }
-        var out = [Double](repeating: 0, count: n)
-        var sumSquares = 0.0
-        for i in 0..<n {
+        return (0..<n).map { i in
             let lo = max(0, i - half), hi = min(n, i + half + 1)
-            let mean = (prefix[hi] - prefix[lo]) / Double(hi - lo)
-            let v = max(0, Double(e[i]) - mean)
-            out[i] = v
-            sumSquares += v * v
+            return max(0, Double(e[i]) - (prefix[hi] - prefix[lo]) / Double(hi - lo))
         }
-        let rms = (sumSquares / Double(n)).squareRoot()
-        if rms > 0 { for i in 0..<n { out[i] /= rms } }
-        return out
     }
 
-    /// Normalised autocorrelation (mean removed) for lags 0…maxLag; r[0] = 1.
-    static func autocorrelation(_ x: [Double], maxLag: Int) -> [Double]? {
-        let n = x.count
-        guard maxLag > 1, n > maxLag else { return nil }
-        let mean = x.reduce(0, +) / Double(n)
-        let centered = x.map { $0 - mean }
-        var r = [Double](repeating: 0, count: maxLag + 1)
-        centered.withUnsafeBufferPointer { c in
-            for lag in 0...maxLag {
-                var s = 0.0
-                for t in 0..<(n - lag) { s += c[t] * c[t + lag] }
-                r[lag] = s / Double(n - lag)
-            }
-        }
-        guard r[0] > 0 else { return nil }
-        let r0 = r[0]
-        return r.map { $0 / r0 }
-    }
-
+    /// Linear interpolation; 0 past the end.
     static func interpolate(_ a: [Double], at x: Double) -> Double {
         let i = Int(x)
-        guard i + 1 < a.count else { return a[min(i, a.count - 1)] }
+        guard i >= 0, i + 1 < a.count else { return 0 }
         let f = x - Double(i)
         return a[i] * (1 - f) + a[i + 1] * f
     }
 
-    /// The beat phase that collects the most onset strength, expressed as the first beat at or after
-    /// the start of the sound.
+    /// The beat phase that collects the most onset strength, as the first beat at or after the sound starts.
     static func firstBeat(_ x: [Double], frameRate: Double, bpm: Double, soundStart: Double) -> Double {
         let period = frameRate * 60 / bpm
-        var bestPhase = 0.0
-        var bestSum = -1.0
+        var bestPhase = 0.0, bestSum = -1.0
         var phase = 0.0
         while phase < period {
             var sum = 0.0

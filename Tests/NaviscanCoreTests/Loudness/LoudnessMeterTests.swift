@@ -1,0 +1,96 @@
+import Foundation
+@testable import NaviscanCore
+import NaviscanTestSupport
+import Testing
+
+@Suite("Loudness (EBU R128)")
+struct LoudnessMeterTests {
+    /// A 1 kHz sine on every channel, `segments` of (seconds, dBFS) in turn. Channel levels may differ.
+    static func tone(_ segments: [(Double, Double)], rate: Int, channelLevels: [Double] = [0, 0]) -> TestSignal {
+        let channels = channelLevels.count
+        var samples: [Float] = []
+        var n = 0
+        for (seconds, dB) in segments {
+            let count = Int((seconds * Double(rate)).rounded())
+            samples.reserveCapacity(samples.count + count * channels)
+            for i in 0..<count {
+                let s = sin(2 * Double.pi * 1000 * Double(n + i) / Double(rate))
+                for offset in channelLevels { samples.append(Float(s * TestSignal.amplitude(dBFS: dB + offset))) }
+            }
+            n += count
+        }
+        return TestSignal(sampleRate: rate, channels: channels, samples: samples)
+    }
+
+    static func measure(_ signal: TestSignal, layout: [ChannelPosition]? = nil) throws -> LoudnessMeter.Result {
+        let meter = try LoudnessMeter(config: .init(), sampleRate: signal.sampleRate,
+                                      layout: layout ?? ChannelPosition.defaultLayout(channels: signal.channels))
+        try signal.samples.withUnsafeBufferPointer { all in
+            for start in stride(from: 0, to: signal.frameCount, by: 4096) {
+                let n = min(4096, signal.frameCount - start)
+                meter.process(AudioBlock(samples: all.baseAddress! + start * signal.channels, frameCount: n, channels: signal.channels))
+            }
+            _ = try #require(all.count >= 0)
+        }
+        return meter.finish()
+    }
+
+    @Test("EBU Tech 3341 cases 1–6 within ±0.1 LU", arguments: [48_000, 44_100])
+    func tech3341(rate: Int) throws {
+        let cases: [(String, TestSignal, Double)] = [
+            ("1", Self.tone([(20, -23)], rate: rate), -23),
+            ("2", Self.tone([(20, -33)], rate: rate), -33),
+            ("3", Self.tone([(10, -36), (60, -23), (10, -36)], rate: rate), -23),
+            ("4", Self.tone([(10, -72), (10, -36), (60, -23), (10, -36), (10, -72)], rate: rate), -23),
+            ("5", Self.tone([(20, -26), (20.1, -20), (20, -26)], rate: rate), -23),
+            // 5.0: L, R at −28, C at −24, Ls, Rs at −30 dBFS (surrounds weighted +1.5 dB).
+            ("6", Self.tone([(20, 0)], rate: rate, channelLevels: [-28, -28, -24, -30, -30]), -23),
+        ]
+        for (name, signal, expected) in cases {
+            let result = try Self.measure(signal)
+            let lufs = try #require(result.integratedLUFS, "case \(name)")
+            #expect(abs(lufs - expected) <= 0.1, "Tech 3341 case \(name) at \(rate) Hz: \(lufs) LUFS")
+        }
+    }
+
+    @Test("Loudness range of EBU Tech 3342 case 1 (−20 then −30 dBFS) is 10 LU")
+    func loudnessRange() throws {
+        let result = try Self.measure(Self.tone([(20, -20), (20, -30)], rate: 48_000))
+        let lra = try #require(result.loudnessRange)
+        #expect(abs(lra - 10) <= 1)
+        #expect(abs(result.samplePeakDB! - (-20)) < 0.01)
+    }
+
+    @Test("Silence and input shorter than one 400 ms block have no loudness (nil, never −∞)")
+    func undefinedLoudness() throws {
+        let silent = try Self.measure(.silence(duration: 5, channels: 2))
+        #expect(silent.integratedLUFS == nil && silent.loudnessRange == nil && silent.samplePeakDB == nil)
+        let short = try Self.measure(Self.tone([(0.3, -20)], rate: 44_100))
+        #expect(short.integratedLUFS == nil)
+        #expect(short.samplePeakDB != nil)
+    }
+
+    @Test("The LFE channel of a 5.1 file is excluded, surrounds are weighted")
+    func channelMap() throws {
+        // Only the LFE carries signal: nothing counts.
+        let lfeOnly = Self.tone([(5, -20)], rate: 48_000, channelLevels: [-200, -200, -200, 0, -200, -200])
+        #expect(try Self.measure(lfeOnly).integratedLUFS == nil)
+        // Only the left surround: +1.5 dB (×1.41) over the same tone on the left front.
+        let surround = try Self.measure(Self.tone([(5, -20)], rate: 48_000, channelLevels: [-200, -200, -200, -200, 0, -200]))
+        let front = try Self.measure(Self.tone([(5, -20)], rate: 48_000, channelLevels: [0, -200, -200, -200, -200, -200]))
+        #expect(abs((surround.integratedLUFS! - front.integratedLUFS!) - 1.49) < 0.05)
+    }
+
+    @Test("True peak is measured only when asked for")
+    func truePeak() throws {
+        let signal = Self.tone([(2, -6)], rate: 48_000)
+        let plain = try Self.measure(signal)
+        #expect(plain.truePeakDB == nil)
+        let meter = try LoudnessMeter(config: .init(truePeak: true), sampleRate: 48_000, layout: [.left, .right])
+        signal.samples.withUnsafeBufferPointer {
+            meter.process(AudioBlock(samples: $0.baseAddress!, frameCount: signal.frameCount, channels: 2))
+        }
+        let tp = try #require(meter.finish().truePeakDB)
+        #expect(tp >= -6.01 && tp < -5.5)
+    }
+}
