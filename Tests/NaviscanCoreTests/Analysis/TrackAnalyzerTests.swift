@@ -61,3 +61,30 @@ struct TrackAnalyzerTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty)
     }
 }
+
+@Suite("One decode, every analyser")
+struct SinglePassTests {
+    @Test("--vis and --dj run in one pass on every format")
+    func visAndProfileTogether() throws {
+        let scratch = try ScratchDirectory()
+        let signal = TestSignal.silence(duration: 1, sampleRate: 48_000, channels: 2)
+            .appending(.sine(frequency: 1000, dBFS: -20, duration: 4, sampleRate: 48_000, channels: 2))
+        let options = AnalysisOptions(visualizer: VisualizerConfig(), profile: ProfileConfig())
+        for format in AudioFileWriter.Format.allCases {
+            let input = scratch.file("in.\(format.fileExtension)")
+            try AudioFileWriter.write(signal, to: input, format: format)
+            let result = try TrackAnalyzer(options: options, logger: testLogger).analyze(path: input, visOutput: scratch.file("out.vis"))
+            let frames = try VisFrameBuffer(path: scratch.file("out.vis"))
+            #expect(frames.frameCount == result.visFrameCount)
+            // A stereo 1 kHz sine at −20 dBFS reads −20 LUFS (the EBU Tech 3341 convention); lossy codecs stray a little.
+            let lufs = try #require(result.loudness?.integratedLUFS, "\(format)")
+            #expect(abs(lufs - (-20)) < 0.3, "\(format): \(lufs)")
+            #expect(abs(result.silence!.silenceEnd - 1) < 0.03, "\(format): \(result.silence!.silenceEnd)")
+            #expect(result.tempo?.bpm == nil, "a steady sine has no tempo")
+        }
+        // And the MP3 path.
+        let mp3 = try TrackAnalyzer(options: options, logger: testLogger)
+            .analyze(path: FixturePaths.fixture("mp3/sine_440_660_2s.mp3"), visOutput: scratch.file("mp3.vis"))
+        #expect(mp3.visFrameCount == 60 && mp3.loudness?.integratedLUFS != nil)
+    }
+}

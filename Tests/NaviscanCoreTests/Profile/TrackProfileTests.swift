@@ -1,0 +1,78 @@
+import Foundation
+import NaviscanCore
+import NaviscanTestSupport
+import Testing
+
+@Suite("DJ profile JSON")
+struct TrackProfileTests {
+    static let schema: [String: Any] = {
+        let path = FixturePaths.fixturesDirectory + "/../docs/profile.schema.json"
+        let data = try! Data(contentsOf: URL(fileURLWithPath: path))
+        return try! JSONSerialization.jsonObject(with: data) as! [String: Any]
+    }()
+
+    static func profile(of path: String, config: ProfileConfig = ProfileConfig()) throws -> (TrackProfile, [String: Any]) {
+        let analyzer = TrackAnalyzer(options: AnalysisOptions(profile: config), logger: testLogger)
+        let analysis = try analyzer.analyze(path: path)
+        let profile = TrackProfile(relativePath: URL(fileURLWithPath: path).lastPathComponent, analysis: analysis, config: config)
+        let json = try JSONSerialization.jsonObject(with: profile.jsonData()) as! [String: Any]
+        return (profile, json)
+    }
+
+    @Test("Real output validates against docs/profile.schema.json, with exactly the companion's keys")
+    func schema() throws {
+        let scratch = try ScratchDirectory()
+        let groove = scratch.file("groove.flac")
+        try AudioFileWriter.write(TestSignal.silence(duration: 1.5).appending(.drumGroove(bpm: 104, duration: 20)),
+                                  to: groove, format: .flac16)
+        let silent = scratch.file("silent.wav")
+        try AudioFileWriter.write(.silence(duration: 5, channels: 2), to: silent, format: .wav16)
+        let expectedKeys: Set<String> = [
+            "relative_path", "duration", "bpm", "bpm_confidence", "bpm_alternates", "first_beat", "silence_end",
+            "silence_start", "lufs", "loudness_range", "peak_db", "true_peak_db", "gain_db", "reference_lufs",
+            "silent", "sample_rate", "channels", "codec", "analyzer", "analyzed_at",
+        ]
+        for path in [groove, silent, FixturePaths.fixture("mp3/sine_440_660_2s.mp3"), FixturePaths.fixture("demo/ambient_pad.ogg")] {
+            let (_, json) = try Self.profile(of: path)
+            #expect(Set(json.keys) == expectedKeys, "\(path)")
+            #expect(validate(json, against: Self.schema) == [], "\(path)")
+        }
+        // The schema is not vacuous: a wrong type and an unknown key are caught.
+        var bad = try Self.profile(of: groove).1
+        bad["bpm"] = "fast"
+        bad["tempo"] = 120
+        #expect(validate(bad, against: Self.schema).count == 2)
+    }
+
+    @Test("A groove gets its tempo, edges and loudness; gain follows the reference")
+    func grooveProfile() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.file("groove.wav")
+        let signal = TestSignal.silence(duration: 1.5).appending(.drumGroove(bpm: 104, duration: 20, firstBeat: 0, dBFS: -8))
+            .appending(.silence(duration: 2))
+        try AudioFileWriter.write(signal, to: path, format: .wav16)
+        var config = ProfileConfig()
+        config.referenceLUFS = -14
+        let (profile, _) = try Self.profile(of: path, config: config)
+        #expect(abs((profile.bpm ?? 0) - 104) < 1)
+        #expect(abs(profile.silenceEnd - 1.5) < 0.002)
+        #expect(profile.silenceStart > 21 && profile.silenceStart <= 21.5)
+        let lufs = try #require(profile.lufs)
+        #expect(abs(profile.gainDB! - (-14 - lufs)) < 0.011)
+        #expect(profile.referenceLUFS == -14)
+        #expect(!profile.silent)
+        #expect(profile.truePeakDB == nil)
+        #expect(abs(profile.peakDB! - (-8)) < 0.1)
+    }
+
+    @Test("Silent input: lufs and gain_db are null and silent is true, written as explicit nulls")
+    func silentProfile() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.file("silent.wav")
+        try AudioFileWriter.write(.silence(duration: 5, channels: 2), to: path, format: .wav16)
+        let (profile, json) = try Self.profile(of: path)
+        #expect(profile.lufs == nil && profile.gainDB == nil && profile.silent)
+        #expect(profile.bpm == nil && profile.silenceEnd == 0 && profile.silenceStart == 0)
+        #expect(json["lufs"] is NSNull && json["gain_db"] is NSNull && json["bpm"] is NSNull)
+    }
+}
