@@ -21,7 +21,9 @@ deps:
 build: deps
 	$(SWIFT) build -c release --product naviscan
 
+# The end-to-end scan tests run the naviscan executable, so it is built first.
 test: deps
+	$(SWIFT) build --product naviscan
 	$(SWIFT) test
 
 # Analyses the bundled demo library (Fixtures/demo) and draws one track's frames as text.

@@ -2,18 +2,20 @@
 import PackageDescription
 
 // naviscan — offline audio analysis for music libraries.
-// Layering (one way only): naviscan (CLI) → NaviscanCore → C* system-library shims.
+// Layering (one way only): naviscan (CLI) → NaviscanLibrary → NaviscanCore → C* system-library shims.
 let package = Package(
     name: "naviscan",
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "naviscan", targets: ["naviscan"]),
         .library(name: "NaviscanCore", targets: ["NaviscanCore"]),
+        .library(name: "NaviscanLibrary", targets: ["NaviscanLibrary"]),
         .library(name: "NaviscanTestSupport", targets: ["NaviscanTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
     ],
     targets: [
         // C libraries, each a module map + shim header; the only targets that touch C.
@@ -36,6 +38,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The batch job: walking a library, the worker pool, incremental rules, the SQLite store.
+        .target(
+            name: "NaviscanLibrary",
+            dependencies: [
+                "NaviscanCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Deterministic test signals and a WAV/FLAC writer, shared by tests and benchmarks.
         .target(name: "NaviscanTestSupport", dependencies: ["NaviscanCore", "CSndFile"]),
 
@@ -43,6 +54,7 @@ let package = Package(
             name: "naviscan",
             dependencies: [
                 "NaviscanCore",
+                "NaviscanLibrary",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -51,6 +63,10 @@ let package = Package(
         .testTarget(
             name: "NaviscanCoreTests",
             dependencies: ["NaviscanCore", "NaviscanTestSupport"]
+        ),
+        .testTarget(
+            name: "NaviscanLibraryTests",
+            dependencies: ["NaviscanLibrary", "NaviscanCore", "NaviscanTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v5]

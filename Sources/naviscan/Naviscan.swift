@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct Naviscan: ParsableCommand {
@@ -8,6 +9,21 @@ struct Naviscan: ParsableCommand {
         commandName: "naviscan",
         abstract: "Offline audio analysis for music libraries: visualizer frames and DJ profiles.",
         version: version,
-        subcommands: [AnalyzeCommand.self, InspectCommand.self]
+        subcommands: [ScanCommand.self, AnalyzeCommand.self, InspectCommand.self],
+        defaultSubcommand: ScanCommand.self
     )
+
+    /// Usage errors exit with 2 (not ArgumentParser's 64), as `scan` documents.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success { exit(withError: error) }
+            if let exitCode = error as? ExitCode { Foundation.exit(exitCode.rawValue) }
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(code == .validationFailure ? 2 : code.rawValue)
+        }
+    }
 }

@@ -34,13 +34,15 @@ public final class TrackAnalyzer {
     }
 
     /// Decodes `path` once; writes visualizer frames to `visOutput` when the options ask for them.
-    public func analyze(path: String, visOutput: String? = nil) throws -> TrackAnalysis {
+    /// `isCancelled` is polled once per block; when it returns true the analysis stops with
+    /// `AnalysisCancelled` and nothing is written.
+    public func analyze(path: String, visOutput: String? = nil, isCancelled: () -> Bool = { false }) throws -> TrackAnalysis {
         let decoder = try AudioDecoderFactory.open(path: path)
         var writer: VisFrameWriter?
         if let config = options.visualizer, let visOutput {
             writer = try VisFrameWriter(path: visOutput, config: config)
         }
-        let result = try analyze(decoder: decoder, visSink: writer)
+        let result = try analyze(decoder: decoder, visSink: writer, isCancelled: isCancelled)
         try writer?.finish(duration: result.duration, sourceSampleRate: result.stream.sampleRate,
                            sourceChannels: result.stream.channels)
         logger.debug("analysed", metadata: [
@@ -51,7 +53,7 @@ public final class TrackAnalyzer {
     }
 
     /// The decode loop over an open decoder; frames go to `visSink` when visualizer options are set.
-    public func analyze(decoder: AudioDecoder, visSink: VisFrameSink?) throws -> TrackAnalysis {
+    public func analyze(decoder: AudioDecoder, visSink: VisFrameSink?, isCancelled: () -> Bool = { false }) throws -> TrackAnalysis {
         let started = ContinuousClock.now
         let info = decoder.info
         let blockFrames = options.blockFrames
@@ -70,6 +72,7 @@ public final class TrackAnalyzer {
 
         var decoded: Int64 = 0
         while true {
+            if isCancelled() { throw AnalysisCancelled() }
             let n = try decoder.read(into: block, maxFrames: blockFrames)
             if n == 0 { break }
             decoded += Int64(n)
@@ -98,4 +101,10 @@ public final class TrackAnalyzer {
 private func both<A, B>(_ a: A?, _ b: B?) -> (A, B)? {
     guard let a, let b else { return nil }
     return (a, b)
+}
+
+/// The analysis was stopped on request (Ctrl-C during a scan); nothing was written.
+public struct AnalysisCancelled: Error, CustomStringConvertible {
+    public init() {}
+    public var description: String { "analysis cancelled" }
 }

@@ -24,22 +24,25 @@ public enum DecodeError: Error, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    public var description: String { "\(path): \(reason)" }
+
+    /// The message without the path, for reports that already name the file.
+    public var reason: String {
         switch self {
-        case .unreadable(let path, let reason):
-            return "\(path): cannot read the file (\(reason)); check that it exists and is readable"
-        case .emptyFile(let path):
-            return "\(path): the file is empty (0 bytes); re-copy or re-rip it"
-        case .unrecognizedFormat(let path):
-            return "\(path): not a recognised audio file (supported: MP3, FLAC, WAV, AIFF, Ogg Vorbis, Opus); the content matches none of them"
-        case .unsupportedCodec(let path, let codec):
-            return "\(path): \(codec) is not supported; convert it to FLAC or MP3 to analyse it"
-        case .corrupt(let path, let reason):
-            return "\(path): the audio data is damaged (\(reason))"
-        case .truncated(let path, let expected, let decoded):
-            return "\(path): the file is truncated: its header announces \(expected) sample frames but only \(decoded) decode; re-copy it"
-        case .unsupportedStream(let path, let reason):
-            return "\(path): \(reason)"
+        case .unreadable(_, let reason):
+            return "cannot read the file (\(reason)); check that it exists and is readable"
+        case .emptyFile:
+            return "the file is empty (0 bytes); re-copy or re-rip it"
+        case .unrecognizedFormat:
+            return "not a recognised audio file (supported: MP3, FLAC, WAV, AIFF, Ogg Vorbis, Opus); the content matches none of them"
+        case .unsupportedCodec(_, let codec):
+            return "\(codec) is not supported; convert it to FLAC or MP3 to analyse it"
+        case .corrupt(_, let reason):
+            return "the audio data is damaged (\(reason))"
+        case .truncated(_, let expected, let decoded):
+            return "the file is truncated: its header announces \(expected) sample frames but only \(decoded) decode; re-copy it"
+        case .unsupportedStream(_, let reason):
+            return reason
         }
     }
 }

@@ -72,7 +72,7 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         self.analyzedAt = Self.timestamp(analyzedAt)
     }
 
-    static func timestamp(_ date: Date) -> String {
+    public static func timestamp(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.formatOptions = [.withInternetDateTime]

@@ -1,0 +1,118 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One candidate audio file found under the library root.
+public struct LibraryFile: Sendable, Equatable {
+    /// Path relative to the library root, '/'-separated: the track's identity in the store and the API.
+    public let relativePath: String
+    public let path: String
+    public let size: Int64
+    /// Modification time, seconds since 1970 (nanosecond precision where the file system has it).
+    public let mtime: Double
+}
+
+/// What a walk found.
+public struct LibraryListing: Sendable {
+    public var files: [LibraryFile] = []
+    /// Audio in formats naviscan does not decode (.m4a, .wma, …): counted and listed, never an error.
+    public var unsupported: [String] = []
+    /// Directories not entered again because a symlink led back into them.
+    public var symlinkLoops: [String] = []
+    /// Entries that could not be read (permissions, dangling links), with the reason.
+    public var unreadable: [(path: String, reason: String)] = []
+}
+
+/// Recursive walk of a library: hidden directories and the output directory are skipped, symlinks
+/// are followed once (a directory reached again by any route is not re-entered), candidates are picked
+/// by extension here and confirmed by content when decoded.
+public struct LibraryWalker {
+    public static let supportedExtensions: Set<String> = ["mp3", "flac", "wav", "aif", "aiff", "ogg", "oga", "opus"]
+    public static let otherAudioExtensions: Set<String> = [
+        "m4a", "m4b", "mp4", "aac", "alac", "wma", "ape", "wv", "mpc", "dsf", "dff", "ac3", "dts", "amr", "mka", "tta",
+    ]
+
+    public let root: String
+    /// Absolute paths never entered (the output directory when it lies inside the library).
+    public let excluded: Set<String>
+
+    public init(root: String, excluding excluded: [String] = []) {
+        self.root = Self.normalize(root)
+        self.excluded = Set(excluded.map(Self.normalize))
+    }
+
+    static func normalize(_ path: String) -> String {
+        var p = path
+        while p.count > 1 && p.hasSuffix("/") { p.removeLast() }
+        return p
+    }
+
+    private struct DirectoryID: Hashable { let device: UInt64; let inode: UInt64 }
+
+    public func walk() throws -> LibraryListing {
+        var listing = LibraryListing()
+        var rootStat = stat()
+        guard stat(root, &rootStat) == 0 else {
+            throw LibraryError.libraryUnreadable(path: root, reason: String(cString: strerror(errno)))
+        }
+        guard (rootStat.st_mode & S_IFMT) == S_IFDIR else {
+            throw LibraryError.libraryUnreadable(path: root, reason: "not a directory")
+        }
+        var visited: Set<DirectoryID> = [DirectoryID(device: UInt64(rootStat.st_dev), inode: UInt64(rootStat.st_ino))]
+        var pending: [(path: String, relative: String)] = [(root, "")]
+        while let (directory, relative) = pending.popLast() {
+            guard let dir = opendir(directory) else {
+                listing.unreadable.append((directory, String(cString: strerror(errno))))
+                continue
+            }
+            var names: [String] = []
+            while let entry = readdir(dir) {
+                let name = withUnsafePointer(to: entry.pointee.d_name) {
+                    $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+                }
+                if name != "." && name != ".." { names.append(name) }
+            }
+            closedir(dir)
+            for name in names.sorted() {
+                let path = directory + "/" + name
+                let rel = relative.isEmpty ? name : relative + "/" + name
+                var st = stat()
+                guard stat(path, &st) == 0 else {   // follows symlinks
+                    listing.unreadable.append((rel, String(cString: strerror(errno))))
+                    continue
+                }
+                if (st.st_mode & S_IFMT) == S_IFDIR {
+                    if name.hasPrefix(".") || excluded.contains(path) { continue }
+                    let id = DirectoryID(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+                    if visited.contains(id) {
+                        listing.symlinkLoops.append(rel)
+                        continue
+                    }
+                    visited.insert(id)
+                    pending.append((path, rel))
+                } else if (st.st_mode & S_IFMT) == S_IFREG {
+                    if name.hasPrefix(".") { continue }
+                    let ext = name.split(separator: ".").last.map { $0.lowercased() } ?? ""
+                    guard name.contains(".") else { continue }
+                    if Self.supportedExtensions.contains(ext) {
+                        listing.files.append(LibraryFile(relativePath: rel, path: path, size: Int64(st.st_size),
+                                                         mtime: Self.modificationTime(st)))
+                    } else if Self.otherAudioExtensions.contains(ext) {
+                        listing.unsupported.append(rel)
+                    }
+                }
+            }
+        }
+        return listing
+    }
+
+    static func modificationTime(_ st: stat) -> Double {
+        #if canImport(Darwin)
+        return Double(st.st_mtimespec.tv_sec) + Double(st.st_mtimespec.tv_nsec) * 1e-9
+        #else
+        return Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) * 1e-9
+        #endif
+    }
+}

@@ -1,0 +1,93 @@
+import NaviscanCore
+
+/// What a scan does. With neither output requested the CLI asks for both.
+public struct ScanOptions: Sendable {
+    public var library: String
+    /// Output directory; the CLI defaults it to LIBRARY/.naviscan.
+    public var output: String
+    public var visualizer: VisualizerConfig?
+    public var profile: ProfileConfig?
+    /// Worker threads; one per core by default.
+    public var jobs: Int
+    /// Re-analyse every track, whatever the store says.
+    public var force = false
+
+    public init(library: String, output: String, visualizer: VisualizerConfig?, profile: ProfileConfig?, jobs: Int, force: Bool = false) {
+        self.library = library
+        self.output = output
+        self.visualizer = visualizer
+        self.profile = profile
+        self.jobs = max(1, jobs)
+        self.force = force
+    }
+}
+
+/// A track that could not be analysed, and why.
+public struct ScanFailure: Codable, Sendable, Equatable {
+    public var relativePath: String
+    public var reason: String
+
+    enum CodingKeys: String, CodingKey { case relativePath = "relative_path", reason }
+}
+
+/// The end-of-scan report (also printed as JSON with --json).
+public struct ScanSummary: Encodable, Sendable {
+    /// Supported files found in the library.
+    public var total = 0
+    public var analysed = 0
+    public var unchanged = 0
+    /// Files that failed this time, plus unchanged files that failed before (they are not retried).
+    public var failed = 0
+    public var pruned = 0
+    public var unsupported = 0
+    public var symlinkLoops = 0
+    public var failures: [ScanFailure] = []
+    public var unsupportedFiles: [String] = []
+    /// Seconds of audio analysed in this run.
+    public var audioSeconds = 0.0
+    public var wallSeconds = 0.0
+    /// True when the scan was stopped (Ctrl-C / SIGTERM) before all work was done.
+    public var interrupted = false
+
+    public var realtimeFactor: Double { wallSeconds > 0 ? audioSeconds / wallSeconds : 0 }
+
+    enum CodingKeys: String, CodingKey {
+        case total, analysed, unchanged, failed, pruned, unsupported, symlinkLoops = "symlink_loops", failures
+        case unsupportedFiles = "unsupported_files", audioSeconds = "audio_seconds", wallSeconds = "wall_seconds"
+        case interrupted, realtimeFactor = "x_realtime"
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(total, forKey: .total)
+        try c.encode(analysed, forKey: .analysed)
+        try c.encode(unchanged, forKey: .unchanged)
+        try c.encode(failed, forKey: .failed)
+        try c.encode(pruned, forKey: .pruned)
+        try c.encode(unsupported, forKey: .unsupported)
+        try c.encode(symlinkLoops, forKey: .symlinkLoops)
+        try c.encode(failures, forKey: .failures)
+        try c.encode(unsupportedFiles, forKey: .unsupportedFiles)
+        try c.encode((audioSeconds * 1000).rounded() / 1000, forKey: .audioSeconds)
+        try c.encode((wallSeconds * 1000).rounded() / 1000, forKey: .wallSeconds)
+        try c.encode(interrupted, forKey: .interrupted)
+        try c.encode((realtimeFactor * 10).rounded() / 10, forKey: .realtimeFactor)
+    }
+}
+
+/// A live view of a running scan, for progress display.
+public struct ScanProgress: Sendable {
+    public var queued = 0
+    public var finished = 0
+    public var failed = 0
+    public var bytesQueued: Int64 = 0
+    public var bytesFinished: Int64 = 0
+    public var audioSeconds = 0.0
+    public var elapsed = 0.0
+
+    /// Seconds still to go, extrapolated from the bytes done so far.
+    public var estimatedRemaining: Double? {
+        guard bytesFinished > 0, elapsed > 0 else { return nil }
+        return elapsed * Double(bytesQueued - bytesFinished) / Double(bytesFinished)
+    }
+}
