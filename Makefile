@@ -26,14 +26,12 @@ test: deps
 	$(SWIFT) build --product naviscan
 	$(SWIFT) test
 
-# Analyses the bundled demo library (Fixtures/demo) and draws one track's frames as text.
+# Scans the bundled demo library (Fixtures/demo), prints one track's DJ profile, draws its frames as text.
 demo: build
 	@mkdir -p $(DEMO_OUT)
-	@for f in Fixtures/demo/*; do \
-		name=$$(basename "$$f"); \
-		.build/release/naviscan analyze "$$f" --vis "$(DEMO_OUT)/$${name%.*}.vis" || exit 1; \
-	done
-	.build/release/naviscan inspect $(DEMO_OUT)/groove_120bpm.vis --rows 20
+	.build/release/naviscan scan Fixtures/demo --out $(DEMO_OUT)/store
+	.build/release/naviscan analyze Fixtures/demo/groove_120bpm.mp3 --vis $(DEMO_OUT)/groove.vis --dj
+	.build/release/naviscan inspect $(DEMO_OUT)/groove.vis --rows 20
 
 bench: deps
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark
