@@ -13,7 +13,6 @@ public final class LibraryScanner: @unchecked Sendable {
     private var stopRequested = false
     private var live = ScanProgress()
     private var startedAt = ContinuousClock.now
-    private var createdDirectories: Set<String> = []
 
     public init(options: ScanOptions, logger: Logger) {
         self.options = options
@@ -54,6 +53,7 @@ public final class LibraryScanner: @unchecked Sendable {
         let scanLock = try ScanLock(path: layout.lockPath, outputDirectory: options.output)
         defer { withExtendedLifetime(scanLock) {} }
         let store = try TrackStore(path: layout.databasePath)
+        try store.setLibraryRoot(options.library)
         removeTemporaryFiles()
 
         let listing = try LibraryWalker(root: options.library, excluding: [options.output]).walk()
@@ -71,7 +71,7 @@ public final class LibraryScanner: @unchecked Sendable {
         for record in stored.values where !present.contains(record.relativePath) {
             // Row first, files second: a crash in between leaves orphan files, never a row without files.
             try store.delete(relativePath: record.relativePath)
-            removeOutputs(key: record.key)
+            TrackProcessor.removeOutputs(key: record.key, layout: layout)
             summary.pruned += 1
         }
 
@@ -96,6 +96,7 @@ public final class LibraryScanner: @unchecked Sendable {
         lock.unlock()
         logger.info("scan planned", metadata: ["files": "\(listing.files.count)", "to_analyse": "\(work.count)"])
 
+        let processor = TrackProcessor(layout: layout, visualizer: options.visualizer, profile: options.profile, store: store, logger: logger)
         var next = 0
         var results: [(LibraryFile, Result<Double, Error>)] = []
         let group = DispatchGroup()
@@ -109,7 +110,7 @@ public final class LibraryScanner: @unchecked Sendable {
                     let (file, record) = work[next]
                     next += 1
                     lock.unlock()
-                    let outcome = Result { try self.process(file, previous: record, store: store) }
+                    let outcome = Result { try processor.process(file, previous: record, isCancelled: { self.isStopping }) }
                     lock.lock()
                     if case .failure(let error) = outcome, error is AnalysisCancelled {
                         lock.unlock()
@@ -136,7 +137,7 @@ public final class LibraryScanner: @unchecked Sendable {
                 summary.analysed += 1
                 summary.audioSeconds += seconds
             case .failure(let error):
-                summary.failures.append(ScanFailure(relativePath: file.relativePath, reason: Self.reason(error)))
+                summary.failures.append(ScanFailure(relativePath: file.relativePath, reason: TrackProcessor.reason(error)))
             }
         }
         summary.failed = summary.failures.count
@@ -163,91 +164,6 @@ public final class LibraryScanner: @unchecked Sendable {
         return false
     }
 
-    /// Analyses one file and records it; returns the seconds of audio analysed.
-    private func process(_ file: LibraryFile, previous: TrackRecord?, store: TrackStore) throws -> Double {
-        let key = OutputLayout.key(forRelativePath: file.relativePath)
-        let fileUnchanged = previous.map { $0.size == file.size && $0.mtime == file.mtime && $0.analyzerVersion == NaviscanVersion.version } ?? false
-        var record = TrackRecord(
-            relativePath: file.relativePath, key: key, size: file.size, mtime: file.mtime, status: .ok,
-            errorMessage: nil, duration: nil, codec: nil, sampleRate: nil, channels: nil,
-            analyzerVersion: NaviscanVersion.version, visFingerprint: nil, profileFingerprint: nil,
-            analyzedAt: TrackProfile.timestamp(Date()), bpm: nil, bpmConfidence: nil, lufs: nil, gainDB: nil,
-            silenceEnd: nil, silenceStart: nil, silent: nil, profileJSON: nil)
-        // Outputs this scan does not recompute survive only if the file itself is unchanged.
-        if fileUnchanged, let previous, previous.status == .ok {
-            if options.visualizer == nil { record.visFingerprint = previous.visFingerprint }
-            if options.profile == nil { keepProfile(of: previous, in: &record) }
-        }
-        let visPath = options.visualizer.map { _ in layout.visPath(key: key) }
-        let profilePath = layout.profilePath(key: key)
-        do {
-            if let visPath { try createDirectory((visPath as NSString).deletingLastPathComponent) }
-            let analyzer = TrackAnalyzer(options: AnalysisOptions(visualizer: options.visualizer, profile: options.profile), logger: logger)
-            let analysis = try analyzer.analyze(path: file.path, visOutput: visPath, isCancelled: { self.isStopping })
-            record.duration = analysis.duration
-            record.codec = analysis.stream.codec
-            record.sampleRate = analysis.stream.sampleRate
-            record.channels = analysis.stream.channels
-            if let vis = options.visualizer { record.visFingerprint = AnalysisFingerprint.visualizer(vis) }
-            if let config = options.profile {
-                let profile = TrackProfile(relativePath: file.relativePath, analysis: analysis, config: config)
-                let json = try profile.jsonData()
-                try createDirectory((profilePath as NSString).deletingLastPathComponent)
-                let out = try AtomicFile(destination: profilePath)
-                try json.withUnsafeBytes { try out.write($0) }
-                try out.commit()
-                record.profileFingerprint = AnalysisFingerprint.profile(config)
-                record.bpm = profile.bpm
-                record.bpmConfidence = profile.bpmConfidence
-                record.lufs = profile.lufs
-                record.gainDB = profile.gainDB
-                record.silenceEnd = profile.silenceEnd
-                record.silenceStart = profile.silenceStart
-                record.silent = profile.silent
-                record.profileJSON = String(decoding: json, as: UTF8.self)
-            }
-            // Drop outputs left over from an older version of the file.
-            if record.visFingerprint == nil { try? FileManager.default.removeItem(atPath: layout.visPath(key: key)) }
-            if record.profileFingerprint == nil { try? FileManager.default.removeItem(atPath: profilePath) }
-            // The row is committed only once every file it describes exists.
-            try store.save(record)
-            return analysis.duration
-        } catch let error as AnalysisCancelled {
-            throw error
-        } catch {
-            record.status = .failed
-            record.errorMessage = Self.reason(error)
-            record.visFingerprint = nil
-            record.profileFingerprint = nil
-            keepProfile(of: nil, in: &record)
-            try store.save(record)
-            removeOutputs(key: key)
-            throw error
-        }
-    }
-
-    /// What went wrong, without repeating the path the report already shows.
-    static func reason(_ error: Error) -> String {
-        (error as? DecodeError)?.reason ?? "\(error)"
-    }
-
-    private func keepProfile(of previous: TrackRecord?, in record: inout TrackRecord) {
-        record.profileFingerprint = previous?.profileFingerprint
-        record.bpm = previous?.bpm
-        record.bpmConfidence = previous?.bpmConfidence
-        record.lufs = previous?.lufs
-        record.gainDB = previous?.gainDB
-        record.silenceEnd = previous?.silenceEnd
-        record.silenceStart = previous?.silenceStart
-        record.silent = previous?.silent
-        record.profileJSON = previous?.profileJSON
-    }
-
-    private func removeOutputs(key: String) {
-        try? FileManager.default.removeItem(atPath: layout.visPath(key: key))
-        try? FileManager.default.removeItem(atPath: layout.profilePath(key: key))
-    }
-
     /// Temporary files left by a run that was killed (we hold the lock, so none is in use).
     private func removeTemporaryFiles() {
         let fm = FileManager.default
@@ -262,10 +178,6 @@ public final class LibraryScanner: @unchecked Sendable {
     }
 
     private func createDirectory(_ path: String) throws {
-        lock.lock()
-        let known = createdDirectories.contains(path)
-        lock.unlock()
-        if known { return }
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
@@ -275,9 +187,6 @@ public final class LibraryScanner: @unchecked Sendable {
         guard access(path, W_OK) == 0 else {
             throw LibraryError.outputUnwritable(path: path, reason: String(cString: strerror(errno)))
         }
-        lock.lock()
-        createdDirectories.insert(path)
-        lock.unlock()
     }
 
     private func seconds(since start: ContinuousClock.Instant) -> Double {

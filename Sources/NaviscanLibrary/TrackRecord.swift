@@ -22,6 +22,8 @@ public struct TrackRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
     /// Fingerprint of the profile parameters of the stored profile; nil when there is none.
     public var profileFingerprint: String?
     public var analyzedAt: String
+    /// When the row last changed (seconds since 1970): lets a server push changes made by a scan.
+    public var changedAt: Double
     public var bpm: Double?
     public var bpmConfidence: Double?
     public var lufs: Double?
@@ -36,6 +38,7 @@ public struct TrackRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
         case relativePath = "relative_path", key, size, mtime, status, errorMessage = "error_message", duration
         case codec, sampleRate = "sample_rate", channels, analyzerVersion = "analyzer_version"
         case visFingerprint = "vis_fingerprint", profileFingerprint = "profile_fingerprint", analyzedAt = "analyzed_at"
+        case changedAt = "changed_at"
         case bpm, bpmConfidence = "bpm_confidence", lufs, gainDB = "gain_db", silenceEnd = "silence_end"
         case silenceStart = "silence_start", silent, profileJSON = "profile_json"
     }

@@ -52,6 +52,16 @@ public final class TrackStore: @unchecked Sendable {
                 t.column("profile_json", .text)
             }
         }
+        migrator.registerMigration("v2: changed_at, meta") { db in
+            try db.alter(table: TrackRecord.databaseTableName) { t in
+                t.add(column: "changed_at", .double).notNull().defaults(to: 0)
+            }
+            try db.create(index: "track_changed_at", on: TrackRecord.databaseTableName, columns: ["changed_at"])
+            try db.create(table: "meta") { t in
+                t.primaryKey("name", .text)
+                t.column("value", .text).notNull()
+            }
+        }
         return migrator
     }
 
@@ -73,5 +83,50 @@ public final class TrackStore: @unchecked Sendable {
 
     public func count() throws -> Int {
         try queue.read { try TrackRecord.fetchCount($0) }
+    }
+
+    /// The library this store describes, as the last scan recorded it.
+    public func setLibraryRoot(_ path: String) throws {
+        try queue.write { try $0.execute(sql: "INSERT OR REPLACE INTO meta (name, value) VALUES ('library_root', ?)", arguments: [path]) }
+    }
+
+    public func libraryRoot() throws -> String? {
+        try queue.read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'library_root'") }
+    }
+
+    // Async reads run on GRDB's own queue, never on the caller's thread (the server's event loops).
+
+    public func track(relativePath: String) async throws -> TrackRecord? {
+        try await queue.read { try TrackRecord.fetchOne($0, key: relativePath) }
+    }
+
+    /// The stored profile JSON of each path that has one.
+    public func profiles(relativePaths: [String]) async throws -> [String: String] {
+        try await queue.read { db in
+            var found: [String: String] = [:]
+            for chunk in stride(from: 0, to: relativePaths.count, by: 500).map({ Array(relativePaths[$0..<min($0 + 500, relativePaths.count)]) }) {
+                let rows = try Row.fetchAll(db, sql: "SELECT relative_path, profile_json FROM track WHERE status = 'ok' AND profile_json IS NOT NULL AND relative_path IN (\(databaseQuestionMarks(count: chunk.count)))",
+                                            arguments: StatementArguments(chunk))
+                for row in rows { found[row["relative_path"]] = row["profile_json"] }
+            }
+            return found
+        }
+    }
+
+    public struct Counts: Sendable { public var profiles: Int; public var vis: Int }
+
+    public func counts() async throws -> Counts {
+        try await queue.read { db in
+            Counts(profiles: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM track WHERE status = 'ok' AND profile_fingerprint IS NOT NULL") ?? 0,
+                   vis: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM track WHERE status = 'ok' AND vis_fingerprint IS NOT NULL") ?? 0)
+        }
+    }
+
+    /// Tracks analysed successfully after `time`, oldest first.
+    public func analysedSince(_ time: Double) async throws -> [(relativePath: String, changedAt: Double)] {
+        try await queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT relative_path, changed_at FROM track WHERE changed_at > ? AND status = 'ok' ORDER BY changed_at", arguments: [time])
+                .map { ($0["relative_path"], $0["changed_at"]) }
+        }
     }
 }
