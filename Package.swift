@@ -2,7 +2,7 @@
 import PackageDescription
 
 // naviscan — offline audio analysis for music libraries.
-// Layering (one way only): naviscan (CLI) → NaviscanLibrary → NaviscanCore → C* system-library shims.
+// Layering (one way only): naviscan (CLI) → NaviscanServer → NaviscanLibrary → NaviscanCore → C* shims.
 let package = Package(
     name: "naviscan",
     platforms: [.macOS(.v13)],
@@ -10,12 +10,16 @@ let package = Package(
         .executable(name: "naviscan", targets: ["naviscan"]),
         .library(name: "NaviscanCore", targets: ["NaviscanCore"]),
         .library(name: "NaviscanLibrary", targets: ["NaviscanLibrary"]),
+        .library(name: "NaviscanServer", targets: ["NaviscanServer"]),
         .library(name: "NaviscanTestSupport", targets: ["NaviscanTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
     ],
     targets: [
         // C libraries, each a module map + shim header; the only targets that touch C.
@@ -47,6 +51,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The companion API's read endpoints over the store (Hummingbird).
+        .target(
+            name: "NaviscanServer",
+            dependencies: [
+                "NaviscanLibrary",
+                "NaviscanCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Deterministic test signals and a WAV/FLAC writer, shared by tests and benchmarks.
         .target(name: "NaviscanTestSupport", dependencies: ["NaviscanCore", "CSndFile"]),
 
@@ -55,6 +71,7 @@ let package = Package(
             dependencies: [
                 "NaviscanCore",
                 "NaviscanLibrary",
+                "NaviscanServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -67,6 +84,14 @@ let package = Package(
         .testTarget(
             name: "NaviscanLibraryTests",
             dependencies: ["NaviscanLibrary", "NaviscanCore", "NaviscanTestSupport"]
+        ),
+        .testTarget(
+            name: "NaviscanServerTests",
+            dependencies: [
+                "NaviscanServer", "NaviscanLibrary", "NaviscanCore", "NaviscanTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v5]

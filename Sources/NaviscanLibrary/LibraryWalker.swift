@@ -12,6 +12,13 @@ public struct LibraryFile: Sendable, Equatable {
     public let size: Int64
     /// Modification time, seconds since 1970 (nanosecond precision where the file system has it).
     public let mtime: Double
+
+    public init(relativePath: String, path: String, size: Int64, mtime: Double) {
+        self.relativePath = relativePath
+        self.path = path
+        self.size = size
+        self.mtime = mtime
+    }
 }
 
 /// What a walk found.
@@ -106,6 +113,13 @@ public struct LibraryWalker {
             }
         }
         return listing
+    }
+
+    /// The modification time `walk()` records for a file, or nil when it cannot be read.
+    public static func modificationTime(path: String) -> Double? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return modificationTime(st)
     }
 
     static func modificationTime(_ st: stat) -> Double {

@@ -2,22 +2,26 @@ import ArgumentParser
 import Foundation
 
 @main
-struct Naviscan: ParsableCommand {
+struct Naviscan: AsyncParsableCommand {
     static let version = "0.1.0"
 
     static let configuration = CommandConfiguration(
         commandName: "naviscan",
         abstract: "Offline audio analysis for music libraries: visualizer frames and DJ profiles.",
         version: version,
-        subcommands: [ScanCommand.self, AnalyzeCommand.self, InspectCommand.self],
+        subcommands: [ScanCommand.self, AnalyzeCommand.self, InspectCommand.self, ServeCommand.self],
         defaultSubcommand: ScanCommand.self
     )
 
     /// Usage errors exit with 2 (not ArgumentParser's 64), as `scan` documents.
-    static func main() {
+    static func main() async {
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
         } catch {
             let code = exitCode(for: error)
             if code == .success { exit(withError: error) }

@@ -1,0 +1,57 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Every error leaves the server as `{"error": "..."}` with a fitting status.
+struct APIError: Error, HTTPResponseError {
+    let status: HTTPResponse.Status
+    let message: String
+
+    static func badRequest(_ message: String) -> APIError { APIError(status: .badRequest, message: message) }
+    static func notFound(_ message: String) -> APIError { APIError(status: .notFound, message: message) }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        JSONBody.response(status: status, object: ["error": message])
+    }
+}
+
+enum JSONBody {
+    static func response(status: HTTPResponse.Status = .ok, object: Any) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return response(status: status, data: data)
+    }
+
+    static func response(status: HTTPResponse.Status = .ok, data: Data) -> Response {
+        var buffer = ByteBuffer()
+        buffer.writeBytes(data)
+        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: buffer))
+    }
+}
+
+/// Turns any error (unknown routes, HTTPError, unexpected failures) into the JSON error shape.
+struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            return JSONBody.response(status: error.status, object: ["error": error.message])
+        } catch let error as HTTPError {
+            return JSONBody.response(status: error.status, object: ["error": error.body ?? error.status.reasonPhrase])
+        } catch {
+            context.logger.error("request failed", metadata: ["error": "\(error)"])
+            return JSONBody.response(status: .internalServerError, object: ["error": "internal error: \(error)"])
+        }
+    }
+}
+
+/// One info line per request: method, path, status, duration.
+struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        let response = try await next(request, context)
+        let elapsed = start.duration(to: .now)
+        let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) * 1e-15
+        context.logger.info("\(request.method) \(request.uri.path) \(response.status.code) \(String(format: "%.2f", ms)) ms")
+        return response
+    }
+}

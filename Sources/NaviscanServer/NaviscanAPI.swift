@@ -1,0 +1,176 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NaviscanCore
+import NaviscanLibrary
+import NIOCore
+
+/// The companion API's read endpoints over a naviscan store.
+///
+///     GET  /health
+///     GET  /smart-dj/profile?relative_path=P
+///     GET  /smart-dj/bulk-profiles?paths=P1,P2     (also repeated paths=, or POST a JSON array / {"paths": […]})
+///     GET  /visualizer/frames?relative_path=P      (JSON; raw VisFrameBuffer with Accept: application/octet-stream or &format=binary)
+///     POST /visualizer/precompute {"relative_path": P}
+///     WS   /ws/push                                 ({"event": "track_analyzed", "relative_path": P})
+public enum NaviscanAPI {
+    /// Builds the application: routes, middleware, the store watcher. Run it with `runService()`.
+    public static func makeApplication(configuration: ServerConfiguration, logger: Logger,
+                                       onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
+        let layout = OutputLayout(root: configuration.dataDirectory)
+        guard FileManager.default.fileExists(atPath: layout.databasePath) else {
+            throw LibraryError.store(path: layout.databasePath, reason: "no store here; run `naviscan scan LIBRARY` first, or pass --data DIR")
+        }
+        let store = try TrackStore(path: layout.databasePath)
+        let library = try configuration.library ?? store.libraryRoot()
+        let hub = PushHub()
+        let processor = TrackProcessor(layout: layout, visualizer: VisualizerConfig(), profile: ProfileConfig(), store: store, logger: logger)
+        let precompute = PrecomputeQueue(processor: processor, store: store, workers: configuration.precomputeJobs, logger: logger)
+        let visSize = VisCacheSize(directory: layout.visDirectory)
+        let fileIO = FileIO()
+
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        router.middlewares.add(RequestLogMiddleware())
+        router.middlewares.add(JSONErrorMiddleware())
+
+        router.get("/health") { _, _ -> Response in
+            let counts = try await store.counts()
+            return JSONBody.response(object: [
+                "status": "ok", "profile_count": counts.profiles, "vis_count": counts.vis,
+                "vis_cache_size": await visSize.bytes(), "connected_clients": await hub.count,
+                "analyzer": "\(NaviscanVersion.name) \(NaviscanVersion.version)", "library": library ?? "",
+            ] as [String: Any])
+        }
+
+        router.get("/smart-dj/profile") { request, _ -> Response in
+            let path = try RelativePath.validate(request.uri.queryParameters.get("relative_path"))
+            guard let json = try await store.profiles(relativePaths: [path])[path] else {
+                throw APIError.notFound("no profile for \(path)")
+            }
+            return JSONBody.response(data: Data(json.utf8))
+        }
+
+        @Sendable func bulk(_ paths: [String]) async throws -> Response {
+            guard paths.count <= 10_000 else { throw APIError.badRequest("at most 10,000 paths per request") }
+            let valid = try paths.map { try RelativePath.validate($0) }
+            let found = try await store.profiles(relativePaths: valid)
+            var body = Data("{\"missing\":".utf8)
+            body += try JSONSerialization.data(withJSONObject: valid.filter { found[$0] == nil }, options: [.withoutEscapingSlashes])
+            body += Data(",\"profiles\":{".utf8)
+            for (i, path) in valid.filter({ found[$0] != nil }).enumerated() {
+                if i > 0 { body += Data(",".utf8) }
+                body += try JSONSerialization.data(withJSONObject: path, options: [.fragmentsAllowed, .withoutEscapingSlashes])
+                body += Data(":".utf8) + Data(found[path]!.utf8)
+            }
+            body += Data("}}".utf8)
+            return JSONBody.response(data: body)
+        }
+        router.get("/smart-dj/bulk-profiles") { request, _ -> Response in
+            let values = request.uri.queryParameters.getAll("paths")
+            guard !values.isEmpty else { throw APIError.badRequest("paths is required (comma-separated, repeated, or POST a JSON array)") }
+            return try await bulk(values.flatMap { $0.split(separator: ",").map(String.init) })
+        }
+        router.post("/smart-dj/bulk-profiles") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 16 << 20)
+            let object = try? JSONSerialization.jsonObject(with: Data(buffer: body))
+            guard let paths = (object as? [String]) ?? ((object as? [String: Any])?["paths"] as? [String]) else {
+                throw APIError.badRequest("the body must be a JSON array of paths or {\"paths\": [...]}")
+            }
+            return try await bulk(paths)
+        }
+
+        router.get("/visualizer/frames") { request, context -> Response in
+            let path = try RelativePath.validate(request.uri.queryParameters.get("relative_path"))
+            guard let record = try await store.track(relativePath: path), record.status == .ok, record.visFingerprint != nil else {
+                throw APIError.notFound("no visualizer frames for \(path)")
+            }
+            let file = layout.visPath(key: record.key)
+            let binary = request.uri.queryParameters.get("format") == "binary"
+                || (request.headers[.accept]?.contains("application/octet-stream") ?? false)
+            if binary {
+                let attributes = try await Task.detached { try FileManager.default.attributesOfItem(atPath: file) }.value
+                let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+                let mtime = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+                let etag = "\"\(record.key)-\(String(size, radix: 16))-\(String(Int64(mtime * 1e6), radix: 16))\""
+                if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
+                    return Response(status: .notModified, headers: [.eTag: etag])
+                }
+                let body = try await fileIO.loadFile(path: file, context: context)
+                return Response(status: .ok, headers: [.contentType: "application/octet-stream", .contentLength: "\(size)", .eTag: etag], body: body)
+            }
+            let data = try await Task.detached { try FramesJSON.encode(relativePath: path, file: file) }.value
+            return JSONBody.response(data: data)
+        }
+
+        router.post("/visualizer/precompute") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 1 << 16)
+            let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
+            let path = try RelativePath.validate(object?["relative_path"] as? String)
+            guard let library else { throw APIError(status: .serviceUnavailable, message: "the library root is unknown; start the server with --library") }
+            let absolute = library + "/" + path
+            let info = try await Task.detached { () -> (Int64, Double)? in
+                guard let attributes = try? FileManager.default.attributesOfItem(atPath: absolute),
+                      attributes[.type] as? FileAttributeType == .typeRegular else { return nil }
+                return ((attributes[.size] as? NSNumber)?.int64Value ?? 0,
+                        LibraryWalker.modificationTime(path: absolute) ?? 0)
+            }.value
+            guard let (size, mtime) = info else { throw APIError.notFound("no file \(path) in the library") }
+            await precompute.enqueue(LibraryFile(relativePath: path, path: absolute, size: size, mtime: mtime))
+            return JSONBody.response(status: .accepted, object: ["status": "queued", "relative_path": path])
+        }
+
+        router.ws("/ws/push") { _, _ in
+            .upgrade([:])
+        } onUpgrade: { inbound, outbound, _ in
+            let (id, events) = await hub.register()
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    // Ends when the client closes; then the writer is cancelled too.
+                    do { for try await _ in inbound.messages(maxSize: 1 << 16) {} } catch {}
+                }
+                group.addTask {
+                    for await event in events { try? await outbound.write(.text(event)) }
+                }
+                await group.next()
+                group.cancelAll()
+            }
+            await hub.unregister(id)
+        }
+
+        var app = Application(
+            router: router,
+            server: .http1WebSocketUpgrade(webSocketRouter: router),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "naviscan"),
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
+            logger: logger
+        )
+        app.addServices(StoreWatcher(store: store, hub: hub, interval: configuration.pollInterval, logger: logger))
+        return app
+    }
+}
+
+/// Total size of the frame files, recomputed at most every 30 s (a walk of the vis/ folders).
+actor VisCacheSize {
+    let directory: String
+    private var cached: (bytes: Int64, at: Date)?
+
+    init(directory: String) { self.directory = directory }
+
+    func bytes() async -> Int64 {
+        if let cached, Date().timeIntervalSince(cached.at) < 30 { return cached.bytes }
+        let directory = self.directory
+        let total = await Task.detached { () -> Int64 in
+            var sum: Int64 = 0
+            let enumerator = FileManager.default.enumerator(at: URL(fileURLWithPath: directory), includingPropertiesForKeys: [.fileSizeKey])
+            while let url = enumerator?.nextObject() as? URL {
+                guard url.pathExtension == "vis" else { continue }
+                sum += Int64((try? url.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0)
+            }
+            return sum
+        }.value
+        cached = (total, Date())
+        return total
+    }
+}

@@ -1,0 +1,18 @@
+/// Library-relative paths as clients send them. Checked lexically, before anything touches the
+/// file system: absolute paths, `..`, `.`, empty components, backslash separators and NUL are refused.
+enum RelativePath {
+    static func validate(_ raw: String?) throws -> String {
+        guard let path = raw, !path.isEmpty else { throw APIError.badRequest("relative_path is required") }
+        guard !path.hasPrefix("/") else { throw APIError.badRequest("relative_path must be relative to the library, not absolute") }
+        guard !path.contains("\0") else { throw APIError.badRequest("relative_path contains a NUL byte") }
+        for component in path.split(separator: "/", omittingEmptySubsequences: false) {
+            if component.isEmpty || component == "." || component == ".." {
+                throw APIError.badRequest("relative_path must not contain empty, '.' or '..' components")
+            }
+            if component.contains("\\") && (component.contains("..\\") || component.hasSuffix("\\..") || component == "..") {
+                throw APIError.badRequest("relative_path must not contain '..' components")
+            }
+        }
+        return path
+    }
+}

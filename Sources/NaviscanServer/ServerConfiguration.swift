@@ -1,0 +1,21 @@
+/// How `naviscan serve` runs.
+public struct ServerConfiguration: Sendable {
+    /// The scan's output directory (naviscan.db, profiles/, vis/).
+    public var dataDirectory: String
+    /// The library root; when nil, the one the last scan recorded in the store.
+    public var library: String?
+    /// Loopback unless told otherwise.
+    public var host: String = "127.0.0.1"
+    public var port: Int = 8000
+    /// Worker threads for POST /visualizer/precompute.
+    public var precomputeJobs: Int = 1
+    /// How often the store is polled for changes to push over /ws/push.
+    public var pollInterval: Duration = .milliseconds(500)
+
+    public init(dataDirectory: String, library: String? = nil, host: String = "127.0.0.1", port: Int = 8000) {
+        self.dataDirectory = dataDirectory
+        self.library = library
+        self.host = host
+        self.port = port
+    }
+}
