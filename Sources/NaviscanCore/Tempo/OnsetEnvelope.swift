@@ -31,9 +31,7 @@ public final class OnsetEnvelope {
     private let previous: UnsafeMutablePointer<Float>
     private let beforePrevious: UnsafeMutablePointer<Float>
     private var hasPrevious = false
-    private let buffer: UnsafeMutablePointer<Float>
-    private let capacity: Int
-    private var bufferCount = 0
+    private let queue: SampleQueue
 
     public init(sampleRate: Int) {
         self.sampleRate = sampleRate
@@ -45,11 +43,9 @@ public final class OnsetEnvelope {
         current = .allocate(capacity: Self.bandCount)
         previous = .allocate(capacity: Self.bandCount)
         beforePrevious = .allocate(capacity: Self.bandCount)
-        capacity = fftSize + 8192
-        buffer = .allocate(capacity: capacity)
+        queue = SampleQueue(capacity: fftSize + 8192)
         // Half a window of zeros first, so hop i is centred on sample i·hop.
-        buffer.initialize(repeating: 0, count: fftSize / 2)
-        bufferCount = fftSize / 2
+        queue.appendZeros(fftSize / 2)
         for envelope in [\Self.lowFlux, \Self.midFlux, \Self.highFlux] as [ReferenceWritableKeyPath<OnsetEnvelope, [Float]>] {
             self[keyPath: envelope].reserveCapacity(100 * 600)
         }
@@ -63,25 +59,18 @@ public final class OnsetEnvelope {
         current.deallocate()
         previous.deallocate()
         beforePrevious.deallocate()
-        buffer.deallocate()
     }
 
     public func process(_ samples: UnsafeBufferPointer<Float>) {
         var offset = 0
         while offset < samples.count {
-            let n = min(capacity - bufferCount, samples.count - offset)
-            (buffer + bufferCount).update(from: samples.baseAddress! + offset, count: n)
-            bufferCount += n
-            offset += n
+            offset += queue.append(samples, from: offset)
             var start = 0
-            while start + fftSize <= bufferCount {
-                analyzeFrame(buffer + start)
+            while start + fftSize <= queue.count {
+                analyzeFrame(queue.start + start)
                 start += hop
             }
-            if start > 0 {
-                buffer.update(from: buffer + start, count: bufferCount - start)
-                bufferCount -= start
-            }
+            queue.removeFirst(start)
         }
     }
 

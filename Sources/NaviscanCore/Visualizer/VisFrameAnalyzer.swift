@@ -10,11 +10,9 @@ public final class VisFrameAnalyzer {
     private let normalizer: LevelNormalizer
     private let power: UnsafeMutablePointer<Float>
     private let frame: UnsafeMutablePointer<Float>
-    private let buffer: UnsafeMutablePointer<Float>
-    private let capacity: Int
-    /// Absolute sample index of buffer[0]; negative while the zero pre-roll is still in the buffer.
+    private let queue: SampleQueue
+    /// Absolute sample index of the queue's first sample; negative while the zero pre-roll is in it.
     private var bufferStart: Int
-    private var bufferCount: Int
     public private(set) var framesEmitted = 0
 
     public init(config: VisualizerConfig) throws {
@@ -26,18 +24,15 @@ public final class VisFrameAnalyzer {
         normalizer = LevelNormalizer(parameters: config.normalization, fps: config.fps, bandCount: config.bandCount)
         power = .allocate(capacity: spectrum.binCount)
         frame = .allocate(capacity: config.bandCount)
-        capacity = 2 * config.fftSize + Int(config.hop.rounded(.up)) + 4096
-        buffer = .allocate(capacity: capacity)
+        queue = SampleQueue(capacity: 2 * config.fftSize + Int(config.hop.rounded(.up)) + 4096)
         let half = config.fftSize / 2
-        buffer.initialize(repeating: 0, count: half)
+        queue.appendZeros(half)
         bufferStart = -half
-        bufferCount = half
     }
 
     deinit {
         power.deallocate()
         frame.deallocate()
-        buffer.deallocate()
     }
 
     /// First sample of frame i's window.
@@ -48,10 +43,7 @@ public final class VisFrameAnalyzer {
     public func process(_ samples: UnsafeBufferPointer<Float>, into sink: VisFrameSink) throws {
         var offset = 0
         while offset < samples.count {
-            let n = min(capacity - bufferCount, samples.count - offset)
-            (buffer + bufferCount).update(from: samples.baseAddress! + offset, count: n)
-            bufferCount += n
-            offset += n
+            offset += queue.append(samples, from: offset)
             try emitReadyFrames(limit: Int.max, into: sink)
             compact()
         }
@@ -63,12 +55,8 @@ public final class VisFrameAnalyzer {
     public func finish(duration: Double, into sink: VisFrameSink) throws -> Int {
         let total = Self.frameCount(duration: duration, fps: config.fps)
         while framesEmitted < total {
-            let missing = windowStart(framesEmitted) + config.fftSize - (bufferStart + bufferCount)
-            if missing > 0 {
-                let n = min(missing, capacity - bufferCount)
-                (buffer + bufferCount).initialize(repeating: 0, count: n)
-                bufferCount += n
-            }
+            let missing = windowStart(framesEmitted) + config.fftSize - (bufferStart + queue.count)
+            if missing > 0 { queue.appendZeros(missing) }
             try emitReadyFrames(limit: total, into: sink)
             compact()
         }
@@ -82,11 +70,11 @@ public final class VisFrameAnalyzer {
     }
 
     private func emitReadyFrames(limit: Int, into sink: VisFrameSink) throws {
-        let end = bufferStart + bufferCount
+        let end = bufferStart + queue.count
         while framesEmitted < limit {
             let start = windowStart(framesEmitted)
             guard start + config.fftSize <= end else { return }
-            spectrum.powerSpectrum(of: buffer + (start - bufferStart), into: power)
+            spectrum.powerSpectrum(of: queue.start + (start - bufferStart), into: power)
             bands.map(power, into: frame)
             normalizer.normalize(frame)
             try sink.append(frame)
@@ -97,10 +85,9 @@ public final class VisFrameAnalyzer {
     /// Drops samples no future window needs.
     private func compact() {
         let keepFrom = windowStart(framesEmitted)
-        let drop = min(keepFrom - bufferStart, bufferCount)
+        let drop = min(keepFrom - bufferStart, queue.count)
         guard drop > 0 else { return }
-        (buffer).update(from: buffer + drop, count: bufferCount - drop)
+        queue.removeFirst(drop)
         bufferStart += drop
-        bufferCount -= drop
     }
 }
