@@ -1,5 +1,6 @@
 /// Library-relative paths as clients send them. Checked lexically, before anything touches the
-/// file system: absolute paths, `..`, `.`, empty components, backslash separators and NUL are refused.
+/// file system: absolute paths, `..`, `.`, empty components and NUL are refused. (A backslash is an
+/// ordinary file-name character on the systems naviscan serves from, not a separator.)
 enum RelativePath {
     static func validate(_ raw: String?) throws -> String {
         guard let path = raw, !path.isEmpty else { throw APIError.badRequest("relative_path is required") }
@@ -8,9 +9,6 @@ enum RelativePath {
         for component in path.split(separator: "/", omittingEmptySubsequences: false) {
             if component.isEmpty || component == "." || component == ".." {
                 throw APIError.badRequest("relative_path must not contain empty, '.' or '..' components")
-            }
-            if component.contains("\\") && (component.contains("..\\") || component.hasSuffix("\\..") || component == "..") {
-                throw APIError.badRequest("relative_path must not contain '..' components")
             }
         }
         return path
