@@ -108,6 +108,50 @@ let benchmarks: @Sendable () -> Void = {
             return 240
         }
     }
+    /// Feeds the 4-minute stereo signal to `process` in 4096-frame blocks.
+    func feedBlocks(_ process: (AudioBlock) -> Void) {
+        material.signal.samples.withUnsafeBufferPointer { all in
+            for start in stride(from: 0, to: material.signal.frameCount, by: 4096) {
+                let n = min(4096, material.signal.frameCount - start)
+                process(AudioBlock(samples: all.baseAddress! + start * 2, frameCount: n, channels: 2))
+            }
+        }
+    }
+    Benchmark("stage/loudness (libebur128 I+LRA+peak)") { b in
+        try measureRealtime(b) {
+            let meter = try LoudnessMeter(config: .init(), sampleRate: 44_100, layout: [.left, .right])
+            feedBlocks { meter.process($0) }
+            blackHole(meter.finish())
+            return 240
+        }
+    }
+    Benchmark("stage/silence edges") { b in
+        try measureRealtime(b) {
+            let detector = SilenceDetector(config: .init(), sampleRate: 44_100, channels: 2)
+            feedBlocks { detector.process($0) }
+            blackHole(detector.finish())
+            return 240
+        }
+    }
+    Benchmark("stage/onsets+tempo") { b in
+        let mono = Array(material.signal.samples.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
+        try measureRealtime(b) {
+            let envelope = OnsetEnvelope(sampleRate: 44_100)
+            mono.withUnsafeBufferPointer { all in
+                for start in stride(from: 0, to: all.count, by: 4096) {
+                    envelope.process(UnsafeBufferPointer(rebasing: all[start..<min(start + 4096, all.count)]))
+                }
+            }
+            blackHole(TempoEstimator(config: .init()).estimate(envelope: envelope))
+            return 240
+        }
+    }
+    Benchmark("track/decode+vis+dj flac 4 min") { b in
+        let analyzer = TrackAnalyzer(options: AnalysisOptions(visualizer: VisualizerConfig(), profile: ProfileConfig()), logger: logger)
+        try measureRealtime(b) {
+            try analyzer.analyze(path: material.flac, visOutput: material.directory + "/full.vis").duration
+        }
+    }
     for (name, path) in [("flac 4 min", material.flac), ("mp3 demo", material.mp3)] {
         Benchmark("track/decode+vis \(name)") { b in
             let analyzer = TrackAnalyzer(options: AnalysisOptions(visualizer: VisualizerConfig()), logger: logger)

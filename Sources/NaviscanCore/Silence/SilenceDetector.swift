@@ -10,7 +10,7 @@ import Foundation
 ///
 /// A noise floor (tape hiss, a noisy room) whose peaks reach the threshold would otherwise end the
 /// "silence" at its first spike. So the first and last 200 ms are checked: if their 10 ms peaks are
-/// steady (within 8 dB, no trend, never digital zero) and come within 6 dB of the threshold, and either
+/// steady (within 8 dB, no trend, never digital zero) and sit within 6 dB of the threshold, and either
 /// sit at the track's quietest level or match a steady floor at the other end (a floor is under every
 /// quiet stretch; a quiet intro is louder than it), they are a noise floor. That edge is then found on the 10 ms peaks median-filtered over
 /// 50 ms (isolated noise spikes vanish), against the threshold or the floor's median + 4 dB, whichever
@@ -148,12 +148,19 @@ public final class SilenceDetector {
     private func medianFiltered() -> [Float] {
         let half = Self.smoothingWindows / 2
         var scratch = [Float](repeating: 0, count: Self.smoothingWindows)
-        return windowPeaks.indices.map { i in
+        var out = [Float](repeating: 0, count: windowPeaks.count)
+        for i in windowPeaks.indices {
             let lo = max(0, i - half), hi = min(windowPeaks.count, i + half + 1)
-            for j in lo..<hi { scratch[j - lo] = Self.decibels(windowPeaks[j]) }
-            let part = scratch[0..<(hi - lo)].sorted()
-            return part[part.count / 2]
+            // Insertion sort of at most five values, in place: no allocation per window.
+            for j in lo..<hi {
+                let v = Self.decibels(windowPeaks[j])
+                var k = j - lo
+                while k > 0 && scratch[k - 1] > v { scratch[k] = scratch[k - 1]; k -= 1 }
+                scratch[k] = v
+            }
+            out[i] = scratch[(hi - lo) / 2]
         }
+        return out
     }
 
     /// 2nd percentile of the non-zero window peaks, in dB: the level of the quietest stretches.
@@ -172,9 +179,11 @@ public final class SilenceDetector {
         let half = levels.count / 2
         let firstHalf = levels[..<half].reduce(0, +) / Float(half)
         let secondHalf = levels[half...].reduce(0, +) / Float(levels.count - half)
-        guard loudest > thresholdDB - Self.noiseReachDB,
+        let median = levels.sorted()[levels.count / 2]
+        // A floor is quiet: near the threshold, not a steady loud sound that opens or ends the track.
+        guard loudest > thresholdDB - Self.noiseReachDB, median < thresholdDB + Self.noiseReachDB,
               loudest - quietest <= Self.noiseSpreadDB,
               abs(firstHalf - secondHalf) <= Self.noiseTrendDB else { return nil }
-        return levels.sorted()[levels.count / 2]
+        return median
     }
 }

@@ -48,6 +48,17 @@ struct SilenceDetectorTests {
         #expect(result.silenceEnd < 0.001)
     }
 
+    @Test("A track that opens and ends on a steady loud tone has no silence at either end")
+    func steadyLoudEdges() {
+        // Steady at both ends like a noise floor, but loud: it is sound, not a floor.
+        func tone(_ dB: Double, _ seconds: Double) -> TestSignal {
+            .sine(frequency: 220, dBFS: dB, duration: seconds, sampleRate: 44_100, channels: 2, phase: .pi / 2)
+        }
+        let result = Self.detect(tone(-20, 2).appending(tone(-6, 3)).appending(tone(-20, 2)))
+        #expect(result.silenceEnd == 0)
+        #expect(abs(result.silenceStart - 7) < 0.001)
+    }
+
     @Test("An all-silent track reports 0 and 0")
     func allSilent() {
         let result = Self.detect(.silence(duration: 3, channels: 2))
