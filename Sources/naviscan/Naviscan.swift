@@ -9,7 +9,7 @@ struct Naviscan: AsyncParsableCommand {
         commandName: "naviscan",
         abstract: "Offline audio analysis for music libraries: visualizer frames and DJ profiles.",
         version: version,
-        subcommands: [ScanCommand.self, AnalyzeCommand.self, InspectCommand.self, ServeCommand.self],
+        subcommands: [ScanCommand.self, AnalyzeCommand.self, InspectCommand.self, ServeCommand.self, BenchCommand.self],
         defaultSubcommand: ScanCommand.self
     )
 

@@ -1,0 +1,29 @@
+import Foundation
+import NaviscanCore
+@testable import NaviscanLibrary
+import NaviscanTestSupport
+import Testing
+
+@Suite("naviscan bench")
+struct LibraryBenchmarkTests {
+    @Test("Every mode runs on every decodable file, grouped by format; undecodable files are listed")
+    func report() throws {
+        let scratch = try FixturePaths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let library = try LibraryFixture.make(in: scratch)
+        let report = try LibraryBenchmark(library: library.root, jobs: 2, limit: nil, logger: libraryTestLogger).run()
+        let formats = Dictionary(uniqueKeysWithValues: report.rows.map { ($0.format, $0) })
+        #expect(Set(formats.keys) == ["flac", "wav", "ogg", "aiff", "mp3", "all"])
+        #expect(formats["all"]?.files == library.good.count)
+        // Audio seconds are the decoded lengths: 2 s for the gapless MP3 fixture.
+        #expect(abs((formats["mp3"]?.audioSeconds ?? 0) - 2) < 0.001)
+        for row in report.rows {
+            for mode in LibraryBenchmark.Mode.allCases { #expect((row.wall[mode] ?? 0) > 0, "\(row.format) \(mode)") }
+        }
+        #expect(Set(report.failed) == Set(library.bad.filter { !$0.hasSuffix("gone.flac") }))
+        #expect(report.peakResidentBytes > 1_000_000)
+        // --limit takes the first files in path order.
+        #expect(try LibraryBenchmark(library: library.root, jobs: 1, limit: 2, logger: libraryTestLogger).run()
+            .rows.reduce(0) { $0 + ($1.format == "all" ? 0 : $1.files) } <= 2)
+    }
+}
