@@ -130,8 +130,3 @@ public final class LibraryBenchmark: @unchecked Sendable {
         }
     }
 }
-
-/// Computes frames and throws them away: the analysis cost without the writing.
-final class DiscardingFrameSink: VisFrameSink {
-    func append(_ frame: UnsafePointer<Float>) throws {}
-}

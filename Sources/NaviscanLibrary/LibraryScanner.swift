@@ -49,7 +49,7 @@ public final class LibraryScanner: @unchecked Sendable {
             throw LibraryError.libraryUnreadable(path: options.library, reason: "no such directory")
         }
         guard isDirectory.boolValue else { throw LibraryError.libraryUnreadable(path: options.library, reason: "not a directory") }
-        try createDirectory(options.output)
+        try OutputLayout.createWritableDirectory(options.output)
         let scanLock = try ScanLock(path: layout.lockPath, outputDirectory: options.output)
         defer { withExtendedLifetime(scanLock) {} }
         let store = try TrackStore(path: layout.databasePath)
@@ -59,7 +59,6 @@ public final class LibraryScanner: @unchecked Sendable {
         let listing = try LibraryWalker(root: options.library, excluding: [options.output]).walk()
         var summary = ScanSummary()
         summary.total = listing.files.count
-        summary.unsupported = listing.unsupported.count
         summary.unsupportedFiles = listing.unsupported
         summary.symlinkLoops = listing.symlinkLoops.count
         for (path, reason) in listing.unreadable {
@@ -140,7 +139,6 @@ public final class LibraryScanner: @unchecked Sendable {
                 summary.failures.append(ScanFailure(relativePath: file.relativePath, reason: TrackProcessor.reason(error)))
             }
         }
-        summary.failed = summary.failures.count
         summary.interrupted = isStopping && results.count < work.count
         summary.wallSeconds = seconds(since: startedAt)
         return summary
@@ -174,18 +172,6 @@ public final class LibraryScanner: @unchecked Sendable {
                     try? fm.removeItem(atPath: dir + "/" + name)
                 }
             }
-        }
-    }
-
-    private func createDirectory(_ path: String) throws {
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        } catch {
-            let reason = (error as NSError).userInfo[NSUnderlyingErrorKey].map { "\($0)" } ?? error.localizedDescription
-            throw LibraryError.outputUnwritable(path: path, reason: reason)
-        }
-        guard access(path, W_OK) == 0 else {
-            throw LibraryError.outputUnwritable(path: path, reason: String(cString: strerror(errno)))
         }
     }
 

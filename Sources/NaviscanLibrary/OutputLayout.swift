@@ -1,3 +1,4 @@
+import Foundation
 import NaviscanCore
 
 /// Where a track's results live under the output directory:
@@ -23,6 +24,19 @@ public struct OutputLayout: Sendable {
         hasher.add(path)
         let hex = String(hasher.value, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// Creates `path` (and its parents) and checks it is writable; the error names --out.
+    static func createWritableDirectory(_ path: String) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            let reason = (error as NSError).userInfo[NSUnderlyingErrorKey].map { "\($0)" } ?? error.localizedDescription
+            throw LibraryError.outputUnwritable(path: path, reason: reason)
+        }
+        guard access(path, W_OK) == 0 else {
+            throw LibraryError.outputUnwritable(path: path, reason: String(cString: strerror(errno)))
+        }
     }
 
     public func profilePath(key: String) -> String { "\(profilesDirectory)/\(key.prefix(2))/\(key).json" }

@@ -37,9 +37,9 @@ public struct ScanSummary: Encodable, Sendable {
     public var analysed = 0
     public var unchanged = 0
     /// Files that failed this time, plus unchanged files that failed before (they are not retried).
-    public var failed = 0
+    public var failed: Int { failures.count }
     public var pruned = 0
-    public var unsupported = 0
+    public var unsupported: Int { unsupportedFiles.count }
     public var symlinkLoops = 0
     public var failures: [ScanFailure] = []
     public var unsupportedFiles: [String] = []

@@ -37,7 +37,7 @@ public final class TrackProcessor: @unchecked Sendable {
         let visPath = visualizer.map { _ in layout.visPath(key: key) }
         let profilePath = layout.profilePath(key: key)
         do {
-            if let visPath { try createDirectory((visPath as NSString).deletingLastPathComponent) }
+            if let visPath { try OutputLayout.createWritableDirectory((visPath as NSString).deletingLastPathComponent) }
             let analyzer = TrackAnalyzer(options: AnalysisOptions(visualizer: visualizer, profile: profile), logger: logger)
             let analysis = try analyzer.analyze(path: file.path, visOutput: visPath, isCancelled: isCancelled)
             record.duration = analysis.duration
@@ -48,7 +48,7 @@ public final class TrackProcessor: @unchecked Sendable {
             if let config = profile {
                 let profile = TrackProfile(relativePath: file.relativePath, analysis: analysis, config: config)
                 let json = try profile.jsonData()
-                try createDirectory((profilePath as NSString).deletingLastPathComponent)
+                try OutputLayout.createWritableDirectory((profilePath as NSString).deletingLastPathComponent)
                 let out = try AtomicFile(destination: profilePath)
                 try json.withUnsafeBytes { try out.write($0) }
                 try out.commit()
@@ -102,13 +102,5 @@ public final class TrackProcessor: @unchecked Sendable {
     static func removeOutputs(key: String, layout: OutputLayout) {
         try? FileManager.default.removeItem(atPath: layout.visPath(key: key))
         try? FileManager.default.removeItem(atPath: layout.profilePath(key: key))
-    }
-
-    private func createDirectory(_ path: String) throws {
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        } catch {
-            throw LibraryError.outputUnwritable(path: path, reason: error.localizedDescription)
-        }
     }
 }

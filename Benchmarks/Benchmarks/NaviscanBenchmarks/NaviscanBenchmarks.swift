@@ -28,10 +28,6 @@ final class Material: @unchecked Sendable {
     }
 }
 
-/// Discards frames: measures the analysis, not the I/O.
-final class NullFrameSink: VisFrameSink {
-    func append(_ frame: UnsafePointer<Float>) throws {}
-}
 
 func decodeAll(_ path: String) throws -> Double {
     let decoder = try AudioDecoderFactory.open(path: path)
@@ -89,7 +85,7 @@ let benchmarks: @Sendable () -> Void = {
         let mono = Array(material.signal.samples.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
         try measureRealtime(b) {
             let analyzer = try VisFrameAnalyzer(config: VisualizerConfig())
-            let sink = NullFrameSink()
+            let sink = DiscardingFrameSink()
             try mono.withUnsafeBufferPointer { all in
                 for start in stride(from: 0, to: all.count, by: 4096) {
                     try analyzer.process(UnsafeBufferPointer(rebasing: all[start..<min(start + 4096, all.count)]), into: sink)

@@ -9,14 +9,12 @@ public final class Resampler {
     private var handle: OpaquePointer?
     private let output: UnsafeMutablePointer<Float>
     private let maxInputChunk: Int
-    private let outputCapacity: Int
 
     public init(inputRate: Int, outputRate: Int, maxInputFrames: Int) throws {
         self.inputRate = inputRate
         self.outputRate = outputRate
         if inputRate == outputRate {
             maxInputChunk = maxInputFrames
-            outputCapacity = 0
             output = .allocate(capacity: 1)
             return
         }
@@ -32,8 +30,7 @@ public final class Resampler {
         handle = sh
         let maxIn = syn123_resample_maxincount(inputRate, outputRate)
         maxInputChunk = max(1, min(maxInputFrames, maxIn))
-        outputCapacity = syn123_resample_count(inputRate, outputRate, maxInputChunk) + 16
-        output = .allocate(capacity: outputCapacity)
+        output = .allocate(capacity: syn123_resample_count(inputRate, outputRate, maxInputChunk) + 16)
     }
 
     deinit {

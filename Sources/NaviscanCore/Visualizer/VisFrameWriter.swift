@@ -3,6 +3,12 @@ public protocol VisFrameSink: AnyObject {
     func append(_ frame: UnsafePointer<Float>) throws
 }
 
+/// Computes frames and throws them away: the analysis cost without the writing (benchmarks).
+public final class DiscardingFrameSink: VisFrameSink {
+    public init() {}
+    public func append(_ frame: UnsafePointer<Float>) throws {}
+}
+
 /// Streams frames into a VisFrameBuffer file: a temporary file, buffered writes, the header written
 /// last, then an atomic rename. Memory use is the write buffer, whatever the track length.
 public final class VisFrameWriter: VisFrameSink {
