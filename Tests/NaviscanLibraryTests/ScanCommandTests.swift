@@ -10,10 +10,13 @@ struct NaviscanProcess {
         return root + "/.build/debug/naviscan"
     }
 
-    static func start(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {
+    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -22,8 +25,8 @@ struct NaviscanProcess {
     }
 
     @discardableResult
-    static func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let (process, out, err) = try start(arguments)
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let (process, out, err) = try start(arguments, environment: environment)
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -51,6 +54,31 @@ struct ScanCommandTests {
 
         #expect(try NaviscanProcess.run([library.root, "--jobs", "0"]).status == 2)
         #expect(try NaviscanProcess.run([scratch + "/no such library"]).status == 2)
+    }
+
+    @Test("FFTW plans are measured once into the wisdom file and reused by later runs")
+    func fftwWisdom() throws {
+        let scratch = try FixturePaths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let wisdom = scratch + "/cache/fftw-wisdom"
+        let track = FixturePaths.fixturesDirectory + "/demo/groove_120bpm.mp3"
+        let first = try NaviscanProcess.run(["analyze", track, "--dj", "--vis", scratch + "/a.vis"],
+                                            environment: ["NAVISCAN_FFTW_WISDOM": wisdom])
+        #expect(first.status == 0, "\(first.stderr)")
+        let saved = try String(contentsOfFile: wisdom, encoding: .utf8)
+        #expect(saved.hasPrefix("(fftw-3"), "\(saved.prefix(40))")
+        let second = try NaviscanProcess.run(["analyze", track, "--dj", "--vis", scratch + "/b.vis"],
+                                             environment: ["NAVISCAN_FFTW_WISDOM": wisdom])
+        #expect(second.status == 0)
+        // Nothing new to measure: the file is left as it was.
+        #expect(try String(contentsOfFile: wisdom, encoding: .utf8) == saved)
+        let profile = { (json: String) in json.split(separator: "\n").filter { !$0.contains("analyzed_at") } }
+        #expect(profile(first.stdout) == profile(second.stdout))
+        // An empty setting turns measuring off and writes nothing.
+        let unmeasured = scratch + "/none"
+        let estimated = try NaviscanProcess.run(["analyze", track, "--dj"], environment: ["NAVISCAN_FFTW_WISDOM": "", "HOME": unmeasured])
+        #expect(estimated.status == 0)
+        #expect(!FileManager.default.fileExists(atPath: unmeasured))
     }
 
     @Test("A scan killed with SIGKILL mid-run resumes to a complete, consistent store")

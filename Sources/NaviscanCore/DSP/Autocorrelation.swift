@@ -10,19 +10,19 @@ public enum Autocorrelation {
         var size = 1
         while size < 2 * n { size <<= 1 }
         let mean = x.reduce(0, +) / Double(n)
-        SpectrumAnalyzer.plannerLock.lock()
+        FFTPlanner.lock.lock()
         let real = fftwf_alloc_real(size)!
         let complex = fftwf_alloc_complex(size / 2 + 1)!
         let forward = fftwf_plan_dft_r2c_1d(Int32(size), real, complex, UInt32(FFTW_ESTIMATE))
         let backward = fftwf_plan_dft_c2r_1d(Int32(size), complex, real, UInt32(FFTW_ESTIMATE))
-        SpectrumAnalyzer.plannerLock.unlock()
+        FFTPlanner.lock.unlock()
         defer {
-            SpectrumAnalyzer.plannerLock.lock()
+            FFTPlanner.lock.lock()
             fftwf_destroy_plan(forward)
             fftwf_destroy_plan(backward)
             fftwf_free(real)
             fftwf_free(complex)
-            SpectrumAnalyzer.plannerLock.unlock()
+            FFTPlanner.lock.unlock()
         }
         for i in 0..<n { real[i] = Float(x[i] - mean) }
         for i in n..<size { real[i] = 0 }

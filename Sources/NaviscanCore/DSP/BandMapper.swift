@@ -5,14 +5,16 @@ import Foundation
 /// Each band's value is the mean of the power spectrum over [f_b, f_b+1], with the spectrum taken as
 /// piecewise linear between bin centres. Bands narrower than a bin (the low end at 1024 points) thus
 /// interpolate between their neighbouring bins instead of coming out empty. The weights are computed
-/// once; mapping a frame is one sparse dot product per band.
+/// once and stored contiguously; mapping a frame is one short dot product per band.
 public struct BandMapper {
     public let bandCount: Int
     public let minHz: Double
     public let maxHz: Double
-    /// Per band: the first bin it reads and its weights for consecutive bins.
+    /// Per band: the first bin it reads, and where its weights for consecutive bins start in `weights`
+    /// (band b's run ends where band b + 1's starts).
     private let firstBin: [Int]
-    private let weights: [[Float]]
+    private let weightStart: [Int]
+    private let weights: [Float]
 
     public init(bandCount: Int, minHz: Double, maxHz: Double, fftSize: Int, sampleRate: Int) {
         precondition(bandCount > 0 && minHz > 0 && maxHz > minHz)
@@ -44,7 +46,8 @@ public struct BandMapper {
             allWeights.append(w.map { Float($0 / width) })
         }
         firstBin = first
-        weights = allWeights
+        weightStart = allWeights.reduce(into: [0]) { starts, w in starts.append(starts.last! + w.count) }
+        weights = allWeights.flatMap { $0 }
     }
 
     /// Lower edge of band `b` (or upper edge of band b−1) in Hz.
@@ -53,17 +56,22 @@ public struct BandMapper {
     }
 
     /// Sum of band b's weights (1 for a band fully inside the spectrum).
-    public func totalWeight(ofBand b: Int) -> Float { weights[b].reduce(0, +) }
+    public func totalWeight(ofBand b: Int) -> Float { weights[weightStart[b]..<weightStart[b + 1]].reduce(0, +) }
 
     /// Mean power per band from `power` (fftSize/2+1 bins) into `bands` (bandCount values).
     public func map(_ power: UnsafePointer<Float>, into bands: UnsafeMutablePointer<Float>) {
-        for b in 0..<bandCount {
-            let k0 = firstBin[b]
-            var sum: Float = 0
-            weights[b].withUnsafeBufferPointer { w in
-                for j in 0..<w.count { sum += w[j] * power[k0 + j] }
+        weights.withUnsafeBufferPointer { w in
+            firstBin.withUnsafeBufferPointer { first in
+                weightStart.withUnsafeBufferPointer { start in
+                    for b in 0..<bandCount {
+                        let bins = power + first[b]
+                        let offset = start[b]
+                        var sum: Float = 0
+                        for j in 0..<(start[b + 1] - offset) { sum += w[offset + j] * bins[j] }
+                        bands[b] = sum
+                    }
+                }
             }
-            bands[b] = sum
         }
     }
 }

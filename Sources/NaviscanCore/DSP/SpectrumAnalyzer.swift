@@ -2,7 +2,8 @@ import CFFTW
 import Foundation
 
 /// Windowed real FFT (FFTW single precision, r2c) → power spectrum scaled so that a full-scale sine
-/// reads 1.0 (0 dBFS) in its peak bin. The plan and buffers are made once and reused for every frame.
+/// reads 1.0 (0 dBFS) in its peak bin. The buffers are made once and reused for every frame; the plan
+/// is the process's shared one for this size (`FFTPlanner`).
 public final class SpectrumAnalyzer {
     public let size: Int
     /// Number of power bins: size / 2 + 1 (DC … Nyquist).
@@ -12,9 +13,6 @@ public final class SpectrumAnalyzer {
     private let spectrum: UnsafeMutablePointer<fftwf_complex>
     private let plan: fftwf_plan
     private let scale: Float
-
-    /// FFTW's planner is not thread-safe; execution of an existing plan is.
-    static let plannerLock = NSLock()
 
     public init(size: Int) {
         precondition(size >= 16 && size % 2 == 0, "FFT size must be even and at least 16")
@@ -30,26 +28,21 @@ public final class SpectrumAnalyzer {
         // |X| of a sine with amplitude A is A·Σw/2 in its peak bin: scale power so that reads A².
         let amplitudeScale = 2 / sum
         scale = amplitudeScale * amplitudeScale
-        Self.plannerLock.lock()
         input = fftwf_alloc_real(size)
         spectrum = fftwf_alloc_complex(size / 2 + 1)
-        plan = fftwf_plan_dft_r2c_1d(Int32(size), input, spectrum, UInt32(FFTW_ESTIMATE))
-        Self.plannerLock.unlock()
+        plan = FFTPlanner.realForward(size: size)
     }
 
     deinit {
-        Self.plannerLock.lock()
-        fftwf_destroy_plan(plan)
         fftwf_free(input)
         fftwf_free(spectrum)
-        Self.plannerLock.unlock()
         window.deallocate()
     }
 
     /// Power of each bin of `size` samples starting at `samples`, into `power` (`binCount` values).
     public func powerSpectrum(of samples: UnsafePointer<Float>, into power: UnsafeMutablePointer<Float>) {
         for i in 0..<size { input[i] = samples[i] * window[i] }
-        fftwf_execute(plan)
+        fftwf_execute_dft_r2c(plan, input, spectrum)
         let s = scale
         spectrum.withMemoryRebound(to: Float.self, capacity: 2 * binCount) { c in
             for k in 0..<binCount {

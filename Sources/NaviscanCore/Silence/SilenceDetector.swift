@@ -71,11 +71,11 @@ public final class SilenceDetector {
         var frame = 0
         while frame < block.frameCount {
             let n = min(windowLength - currentFill, block.frameCount - frame)
-            var peak = currentPeak
             let base = src + frame * channels
             let count = n * channels
-            for i in 0..<count { peak = max(peak, abs(base[i])) }
-            if peak > threshold {
+            let stretchPeak = PeakScan.maxAbs(base, count: count)
+            let peak = max(currentPeak, stretchPeak)
+            if stretchPeak > threshold {
                 // Find the exact first/last samples above the threshold in this stretch.
                 if firstAbove < 0 {
                     for i in 0..<count where abs(base[i]) > threshold {

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Each hop takes a 2048-point Hann spectrum (21.5 Hz bins at 44.1 kHz: at 1024 points the bass bands
 /// are narrower than a bin and a steady bass note flickers in them) of the mono analysis-rate stream, maps it to log-spaced
-/// bands (`BandMapper`), compresses each band as log(1 + γ·magnitude) and sums the positive
+/// bands (`BandMapper`), compresses each band as ln(1 + γ·magnitude) and sums the positive
 /// differences to the louder of the two previous hops, separately for three regions — low (< ~200 Hz: kick, bass),
 /// mid (~200 Hz–2 kHz: snare, chords) and high (> ~2 kHz: hats, cymbals) — whose periodicities the
 /// tempo estimator compares to find the beat level. Memory: three Float per hop (1.2 kB per second).
@@ -82,26 +82,24 @@ public final class OnsetEnvelope {
     private func analyzeFrame(_ frame: UnsafePointer<Float>) {
         spectrum.powerSpectrum(of: frame, into: power)
         bands.map(power, into: current)
-        if Self.bandDumpPath != nil {
-            for b in 0..<Self.bandCount { dumpedLevels.append(log1pf(Self.compression * current[b].squareRoot())) }
-        }
+        for b in 0..<Self.bandCount { current[b] = fastLog(1 + Self.compression * current[b].squareRoot()) }
+        if Self.bandDumpPath != nil { dumpedLevels.append(contentsOf: UnsafeBufferPointer(start: current, count: Self.bandCount)) }
         // Rises are measured against the louder of the two previous hops: two tones closer than the
         // window's main lobe beat against each other (a 55 Hz beat aliases into periodic flicker at a
         // 100 Hz hop), which this cancels, while a real onset is a step that passes.
-        var regions: (Float, Float, Float) = (0, 0, 0)
-        for b in 0..<Self.bandCount {
-            let level = log1pf(Self.compression * current[b].squareRoot())
-            if hasPrevious {
-                let rise = max(0, level - max(previous[b], beforePrevious[b]))
-                if b < Self.midFirstBand { regions.0 += rise } else if b < Self.highFirstBand { regions.1 += rise } else { regions.2 += rise }
-            }
-            beforePrevious[b] = hasPrevious ? previous[b] : level
-            previous[b] = level
+        var low: Float = 0, mid: Float = 0, high: Float = 0
+        if hasPrevious {
+            func rise(_ b: Int) -> Float { max(0, current[b] - max(previous[b], beforePrevious[b])) }
+            for b in 0..<Self.midFirstBand { low += rise(b) }
+            for b in Self.midFirstBand..<Self.highFirstBand { mid += rise(b) }
+            for b in Self.highFirstBand..<Self.bandCount { high += rise(b) }
         }
+        beforePrevious.update(from: hasPrevious ? previous : current, count: Self.bandCount)
+        previous.update(from: current, count: Self.bandCount)
         // The first hop has no predecessor: its flux is 0, like the others' before any sound.
         hasPrevious = true
-        lowFlux.append(regions.0)
-        midFlux.append(regions.1)
-        highFlux.append(regions.2)
+        lowFlux.append(low)
+        midFlux.append(mid)
+        highFlux.append(high)
     }
 }

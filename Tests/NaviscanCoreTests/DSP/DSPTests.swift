@@ -68,3 +68,37 @@ struct DSPTests {
         #expect(abs(Double(crossings) / (42_000.0 / 44_100) - 2000) < 10)
     }
 }
+
+@Suite("Vectorised helpers")
+struct VectorisedHelperTests {
+    @Test("PeakScan finds the largest magnitude wherever it sits, tails included; non-finite reads as finite")
+    func peakScan() {
+        var generator = SystemRandomNumberGenerator()
+        for count in [0, 1, 7, 15, 16, 17, 33, 1000, 4097] {
+            var samples = (0..<count).map { _ in Float.random(in: -0.5...0.5, using: &generator) }
+            #expect(PeakScan.maxAbs(samples, count: count) == samples.map(abs).max() ?? 0)
+            guard count > 0 else { continue }
+            for position in Set([0, count / 2, count - 1]) {
+                let saved = samples[position]
+                samples[position] = -0.9
+                #expect(PeakScan.maxAbs(samples, count: count) == 0.9, "count \(count), peak at \(position)")
+                samples[position] = saved
+            }
+        }
+        #expect(PeakScan.maxAbs([0.5, .infinity, -0.25], count: 3) == .greatestFiniteMagnitude)
+        #expect(PeakScan.maxAbs([0.5, .nan], count: 2) == .greatestFiniteMagnitude)
+    }
+
+    @Test("fastLog stays within 1e-6 of ln over the positive floats")
+    func fastLogAccuracy() {
+        var x: Float = 1e-30
+        while x < 1e30 {
+            for scale: Float in [1, 1.1, 1.3, 1.41, 1.42, 1.7, 1.99] {
+                let v = x * scale
+                #expect(abs(fastLog(v) - Float(Foundation.log(Double(v)))) <= 1e-6 + 2e-7 * abs(Float(Foundation.log(Double(v)))), "x = \(v)")
+            }
+            x *= 10
+        }
+        #expect(fastLog(1) == 0)
+    }
+}

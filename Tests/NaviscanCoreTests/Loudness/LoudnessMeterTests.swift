@@ -22,12 +22,15 @@ struct LoudnessMeterTests {
         return TestSignal(sampleRate: rate, channels: channels, samples: samples)
     }
 
-    static func measure(_ signal: TestSignal, layout: [ChannelPosition]? = nil) throws -> LoudnessMeter.Result {
-        let meter = try LoudnessMeter(config: .init(), sampleRate: signal.sampleRate,
-                                      layout: layout ?? ChannelPosition.defaultLayout(channels: signal.channels))
+    static func measure(_ signal: TestSignal, layout: [ChannelPosition]? = nil, blockFrames: Int = 4096,
+                        gatingInLibrary: Bool? = nil) throws -> LoudnessMeter.Result {
+        let layout = layout ?? ChannelPosition.defaultLayout(channels: signal.channels)
+        let meter = try gatingInLibrary.map {
+            try LoudnessMeter(config: .init(), sampleRate: signal.sampleRate, layout: layout, gatingInLibrary: $0)
+        } ?? LoudnessMeter(config: .init(), sampleRate: signal.sampleRate, layout: layout)
         try signal.samples.withUnsafeBufferPointer { all in
-            for start in stride(from: 0, to: signal.frameCount, by: 4096) {
-                let n = min(4096, signal.frameCount - start)
+            for start in stride(from: 0, to: signal.frameCount, by: blockFrames) {
+                let n = min(blockFrames, signal.frameCount - start)
                 meter.process(AudioBlock(samples: all.baseAddress! + start * signal.channels, frameCount: n, channels: signal.channels))
             }
             _ = try #require(all.count >= 0)
@@ -59,6 +62,45 @@ struct LoudnessMeterTests {
         let lra = try #require(result.loudnessRange)
         #expect(abs(lra - 10) <= 1)
         #expect(abs(result.samplePeakDB! - (-20)) < 0.01)
+    }
+
+    /// A groove whose level moves in steps (−30 … −8 dBFS) with a quiet break: both gates and the
+    /// range's percentiles matter. Stereo with the right channel 4 dB down.
+    static func dynamicGroove(rate: Int) -> TestSignal {
+        var mono: [Float] = []
+        for (seconds, dB) in [(4.0, -20.0), (7.3, -8), (2.2, -45), (6.1, -14), (3.0, -30), (5.4, -11)] {
+            mono += TestSignal.drumGroove(bpm: 124, duration: seconds, firstBeat: 0.1, dBFS: dB, sampleRate: rate).samples
+        }
+        var stereo: [Float] = []
+        stereo.reserveCapacity(2 * mono.count)
+        for s in mono { stereo.append(s); stereo.append(s * 0.63) }
+        return TestSignal(sampleRate: rate, channels: 2, samples: stereo)
+    }
+
+    @Test("Gating on 100 ms energies gives libebur128's own integrated loudness and range",
+          arguments: [8_000, 44_100, 48_000, 96_000])
+    func gatingMatchesLibrary(rate: Int) throws {
+        let signals = [Self.dynamicGroove(rate: rate),
+                       Self.tone([(10, -36), (20, -23), (0.75, -50), (10, -31)], rate: rate, channelLevels: [-28, -28, -24, 0, -30, -30])]
+        for signal in signals {
+            // Blocks that never line up with 100 ms, and blocks that do.
+            for blockFrames in [1_000, 4_410, 8_192] {
+                let ours = try Self.measure(signal, blockFrames: blockFrames, gatingInLibrary: false)
+                let library = try Self.measure(signal, blockFrames: blockFrames, gatingInLibrary: true)
+                let lufs = try #require(ours.integratedLUFS), reference = try #require(library.integratedLUFS)
+                #expect(abs(lufs - reference) < 1e-6, "\(signal.channels) ch at \(rate) Hz: \(lufs) vs \(reference)")
+                let lra = try #require(ours.loudnessRange), referenceLRA = try #require(library.loudnessRange)
+                #expect(abs(lra - referenceLRA) < 1e-6, "LRA \(signal.channels) ch at \(rate) Hz: \(lra) vs \(referenceLRA)")
+                #expect(lra > 1, "the signal is dynamic: \(lra) LU")
+                #expect(ours.samplePeakDB == library.samplePeakDB)
+            }
+        }
+    }
+
+    @Test("At 11 025 Hz libebur128 gates (its 100 ms block and window differ by a sample)")
+    func oddRateFallsBackToLibraryGating() throws {
+        let result = try Self.measure(Self.tone([(20, -23)], rate: 11_025))
+        #expect(abs(try #require(result.integratedLUFS) - (-23)) <= 0.1)
     }
 
     @Test("Silence and input shorter than one 400 ms block have no loudness (nil, never −∞)")
