@@ -1,10 +1,11 @@
 import CFFTW
 import Foundation
 
-/// The process's FFTW plans for the fixed-size spectra (visualizer, onsets): one per size, made on
-/// first use and shared by every analyser and worker thread.
+/// The process's real FFTW plans: one per size and direction, made on first use and shared by every
+/// analyser and worker thread.
 ///
-/// With a wisdom file (`useWisdom(file:)`, set by the CLI) plans are measured with FFTW_PATIENT,
+/// With a wisdom file (`useWisdom(file:)`, set by the CLI) the per-frame plans (visualizer, onsets)
+/// are measured with FFTW_PATIENT,
 /// about 20 % faster to execute than FFTW_ESTIMATE. Measuring takes about half a second per size,
 /// once per machine: the result is saved to the wisdom file and later runs plan instantly. Without
 /// one (tests, library users who do not opt in) plans are FFTW_ESTIMATE: free to make, deterministic.
@@ -14,7 +15,13 @@ import Foundation
 /// FFTW (same SIMD alignment as the planning arrays).
 public enum FFTPlanner {
     static let lock = NSLock()
-    nonisolated(unsafe) private static var forwardPlans: [Int: fftwf_plan] = [:]
+    public enum Direction: Sendable { case forward, inverse }
+    private struct Key: Hashable {
+        var size: Int
+        var inverse: Bool
+        var measured: Bool
+    }
+    nonisolated(unsafe) private static var plans: [Key: fftwf_plan] = [:]
     nonisolated(unsafe) private static var wisdomFile: String?
     nonisolated(unsafe) private static var wisdomImported = false
 
@@ -27,32 +34,39 @@ public enum FFTPlanner {
         wisdomImported = false
     }
 
-    /// A real-to-complex forward plan of `size` points, for `fftwf_execute_dft_r2c` on FFTW-allocated
-    /// buffers of `size` reals and `size / 2 + 1` complex values.
-    static func realForward(size: Int) -> fftwf_plan {
+    /// A real-to-complex (forward) or complex-to-real (inverse, unnormalised) plan of `size` points,
+    /// for `fftwf_execute_dft_r2c` / `_c2r` on FFTW-allocated buffers of `size` reals and `size / 2 + 1`
+    /// complex values. `measured`: worth measuring (run per frame); otherwise always estimated.
+    /// Inverse plans may overwrite their complex input.
+    static func plan(size: Int, direction: Direction, measured: Bool = true) -> fftwf_plan {
         lock.lock()
         defer { lock.unlock() }
-        if let plan = forwardPlans[size] { return plan }
+        let key = Key(size: size, inverse: direction == .inverse, measured: measured && wisdomFile != nil)
+        if let plan = plans[key] { return plan }
         let real = fftwf_alloc_real(size)!
         let complex = fftwf_alloc_complex(size / 2 + 1)!
         defer {
             fftwf_free(real)
             fftwf_free(complex)
         }
+        func make(_ flags: UInt32) -> fftwf_plan? {
+            key.inverse ? fftwf_plan_dft_c2r_1d(Int32(size), complex, real, flags)
+                        : fftwf_plan_dft_r2c_1d(Int32(size), real, complex, flags)
+        }
         var plan: fftwf_plan?
-        if let file = wisdomFile {
+        if key.measured, let file = wisdomFile {
             if !wisdomImported {
                 wisdomImported = true
                 _ = fftwf_import_wisdom_from_filename(file)
             }
-            plan = fftwf_plan_dft_r2c_1d(Int32(size), real, complex, UInt32(FFTW_PATIENT) | UInt32(FFTW_WISDOM_ONLY))
+            plan = make(UInt32(FFTW_PATIENT) | UInt32(FFTW_WISDOM_ONLY))
             if plan == nil {
-                plan = fftwf_plan_dft_r2c_1d(Int32(size), real, complex, UInt32(FFTW_PATIENT))
+                plan = make(UInt32(FFTW_PATIENT))
                 saveWisdom(to: file)
             }
         }
-        let made = plan ?? fftwf_plan_dft_r2c_1d(Int32(size), real, complex, UInt32(FFTW_ESTIMATE))!
-        forwardPlans[size] = made
+        let made = plan ?? make(UInt32(FFTW_ESTIMATE))!
+        plans[key] = made
         return made
     }
 

@@ -30,7 +30,7 @@ public final class SpectrumAnalyzer {
         scale = amplitudeScale * amplitudeScale
         input = fftwf_alloc_real(size)
         spectrum = fftwf_alloc_complex(size / 2 + 1)
-        plan = FFTPlanner.realForward(size: size)
+        plan = FFTPlanner.plan(size: size, direction: .forward)
     }
 
     deinit {

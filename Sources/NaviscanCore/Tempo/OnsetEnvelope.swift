@@ -7,7 +7,8 @@ import Foundation
 /// bands (`BandMapper`), compresses each band as ln(1 + γ·magnitude) and sums the positive
 /// differences to the louder of the two previous hops, separately for three regions — low (< ~200 Hz: kick, bass),
 /// mid (~200 Hz–2 kHz: snare, chords) and high (> ~2 kHz: hats, cymbals) — whose periodicities the
-/// tempo estimator compares to find the beat level. Memory: three Float per hop (1.2 kB per second).
+/// tempo estimator compares to find the beat level. The fluxes go straight to `OnsetPeriodicity`:
+/// memory does not grow with the track.
 public final class OnsetEnvelope {
     public static let bandCount = 40
     /// First band of the mid and of the high region (bands are 30 Hz–16 kHz, log-spaced).
@@ -19,9 +20,8 @@ public final class OnsetEnvelope {
     public let hop: Int
     /// Envelope frames per second.
     public var frameRate: Double { Double(sampleRate) / Double(hop) }
-    public private(set) var lowFlux: [Float] = []
-    public private(set) var midFlux: [Float] = []
-    public private(set) var highFlux: [Float] = []
+    /// Where every hop's three fluxes go.
+    public let periodicity: OnsetPeriodicity
 
     private let fftSize = 2048
     private let spectrum: SpectrumAnalyzer
@@ -46,9 +46,9 @@ public final class OnsetEnvelope {
         queue = SampleQueue(capacity: fftSize + 8192)
         // Half a window of zeros first, so hop i is centred on sample i·hop.
         queue.appendZeros(fftSize / 2)
-        for envelope in [\Self.lowFlux, \Self.midFlux, \Self.highFlux] as [ReferenceWritableKeyPath<OnsetEnvelope, [Float]>] {
-            self[keyPath: envelope].reserveCapacity(100 * 600)
-        }
+        let frameRate = Double(sampleRate) / Double(hop)
+        periodicity = OnsetPeriodicity(frameRate: frameRate, maxLag: TempoEstimator.maxLag(frameRate: frameRate),
+                                       strongOnset: TempoEstimator.minOnsetStrength)
     }
 
     deinit {
@@ -82,7 +82,7 @@ public final class OnsetEnvelope {
     private func analyzeFrame(_ frame: UnsafePointer<Float>) {
         spectrum.powerSpectrum(of: frame, into: power)
         bands.map(power, into: current)
-        for b in 0..<Self.bandCount { current[b] = fastLog(1 + Self.compression * current[b].squareRoot()) }
+        compressMagnitudes(current, count: Self.bandCount, gain: Self.compression)
         if Self.bandDumpPath != nil { dumpedLevels.append(contentsOf: UnsafeBufferPointer(start: current, count: Self.bandCount)) }
         // Rises are measured against the louder of the two previous hops: two tones closer than the
         // window's main lobe beat against each other (a 55 Hz beat aliases into periodic flicker at a
@@ -98,8 +98,6 @@ public final class OnsetEnvelope {
         previous.update(from: current, count: Self.bandCount)
         // The first hop has no predecessor: its flux is 0, like the others' before any sound.
         hasPrevious = true
-        lowFlux.append(low)
-        midFlux.append(mid)
-        highFlux.append(high)
+        periodicity.append(low: low, mid: mid, high: high)
     }
 }

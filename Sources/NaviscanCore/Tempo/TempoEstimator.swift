@@ -4,7 +4,7 @@ import Foundation
 /// octave decision → phase.
 ///
 /// 1. Each region's flux (full band = low + mid + high) loses its slowly varying part (a 1 s moving
-///    mean), keeps its positive peaks, and is autocorrelated (`Autocorrelation`).
+///    mean), keeps its positive peaks, and is autocorrelated, hop by hop (`OnsetPeriodicity`).
 /// 2. Comb salience of a tempo T with beat lag τ: S(T) = Σ_{k=1…4} r(kτ) / k on the full band. The
 ///    strongest tempo T₀ in 40–250 BPM seeds the candidates T₀ × {¼, ⅓, ½, ⅔, ¾, 1, 4⁄3, 3⁄2, 2, 3, 4} that
 ///    fall in the configured range, each moved to its local salience maximum (±3 %).
@@ -20,7 +20,7 @@ import Foundation
 /// 4. Confidence = 1 / (1 + e^(−2·(s − 3.6))) where s is the winning candidate's model score: how
 ///    strongly the onsets follow a metrical grid at all. Below `minConfidence` (0.5) the track has no
 ///    tempo: on the rendered sets beatless clips scored ≤ 3.1 and grooves ≥ 4.25. The first beat is the
-///    phase that collects the most onset strength.
+///    phase that collects the most onset strength over the first two minutes from the first onset.
 public struct TempoEstimator {
     public struct Config: Sendable, Hashable, Codable {
         /// Reported tempi lie in this range (BPM); it must span at least an octave.
@@ -71,22 +71,24 @@ public struct TempoEstimator {
 
     public init(config: Config) { self.config = config }
 
+    /// Longest autocorrelation lag needed: four beats at the slowest seed tempo.
+    static func maxLag(frameRate: Double) -> Int { Int(frameRate * 60 / seedRange.lowerBound * 4) + 2 }
+
+    /// The tempo of everything `envelope` has been given. Call once, at the end of the track.
     public func estimate(envelope: OnsetEnvelope, soundStart: Double = 0) -> Result {
-        estimate(low: envelope.lowFlux, mid: envelope.midFlux, high: envelope.highFlux,
-                 frameRate: envelope.frameRate, soundStart: soundStart)
+        estimate(envelope.periodicity.finish(), soundStart: soundStart)
     }
 
-    public func estimate(low: [Float], mid: [Float], high: [Float], frameRate: Double, soundStart: Double = 0) -> Result {
+    public func estimate(_ summary: OnsetPeriodicity.Summary, soundStart: Double = 0) -> Result {
         let none = Result(bpm: nil, confidence: 0, alternates: [], firstBeat: nil)
-        let full = (0..<low.count).map { low[$0] + mid[$0] + high[$0] }
-        let maxLag = Int(frameRate * 60 / Self.seedRange.lowerBound * 4) + 2
-        let emphasized = [full, low, mid, high].map { Self.emphasizePeaks($0, frameRate: frameRate) }
-        guard full.count >= maxLag + 2 else { return none }
-        let sorted = emphasized[0].sorted()
-        guard sorted[sorted.count * 99 / 100] >= Self.minOnsetStrength else { return none }
-        let acfs = emphasized.map { Autocorrelation.normalized($0, maxLag: maxLag) }
+        let frameRate = summary.frameRate
+        let n = summary.frameCount
+        guard n >= Self.maxLag(frameRate: frameRate) + 2 else { return none }
+        // The 99th percentile of the emphasised strength reaches the floor iff at most 99 % lie below it.
+        guard summary.weakFrames <= n * 99 / 100 else { return none }
+        let acfs = summary.autocorrelations
         guard let fullACF = acfs[0] else { return none }
-        let regionACFs = acfs.map { $0 ?? [Double](repeating: 0, count: maxLag + 1) }
+        let regionACFs = acfs.map { $0 ?? [Double](repeating: 0, count: fullACF.count) }
 
         func salience(_ bpm: Double) -> Double {
             let lag = frameRate * 60 / bpm
@@ -146,22 +148,10 @@ public struct TempoEstimator {
             let alternate = refine(bpm * f)
             return Candidate(bpm: (alternate * 100).rounded() / 100, score: min(1, exp(score(alternate) - bestScore)))
         }
-        let firstBeat = Self.firstBeat(emphasized[0], frameRate: frameRate, bpm: bpm, soundStart: soundStart)
+        let firstBeat = Self.firstBeat(summary.phaseEnvelope, start: summary.phaseStart, frameRate: frameRate,
+                                       bpm: bpm, soundStart: soundStart)
         return Result(bpm: (bpm * 100).rounded() / 100, confidence: (confidence * 1000).rounded() / 1000,
                       alternates: alternates, firstBeat: firstBeat)
-    }
-
-    /// Removes the slowly varying part (a 1 s moving mean) and keeps the positive peaks.
-    static func emphasizePeaks(_ e: [Float], frameRate: Double) -> [Double] {
-        let n = e.count
-        guard n > 0 else { return [] }
-        let half = max(1, Int(frameRate * 0.5))
-        var prefix = [Double](repeating: 0, count: n + 1)
-        for i in 0..<n { prefix[i + 1] = prefix[i] + Double(e[i]) }
-        return (0..<n).map { i in
-            let lo = max(0, i - half), hi = min(n, i + half + 1)
-            return max(0, Double(e[i]) - (prefix[hi] - prefix[lo]) / Double(hi - lo))
-        }
     }
 
     /// Linear interpolation; 0 past the end.
@@ -172,8 +162,9 @@ public struct TempoEstimator {
         return a[i] * (1 - f) + a[i + 1] * f
     }
 
-    /// The beat phase that collects the most onset strength, as the first beat at or after the sound starts.
-    static func firstBeat(_ x: [Double], frameRate: Double, bpm: Double, soundStart: Double) -> Double {
+    /// The beat phase that collects the most onset strength in `x` (emphasised full-band strength from
+    /// hop `start` on), as the first beat at or after the sound starts (never before 0).
+    static func firstBeat(_ x: [Double], start: Int, frameRate: Double, bpm: Double, soundStart: Double) -> Double {
         let period = frameRate * 60 / bpm
         var bestPhase = 0.0, bestSum = -1.0
         var phase = 0.0
@@ -188,9 +179,10 @@ public struct TempoEstimator {
             phase += 0.25
         }
         let periodSeconds = 60 / bpm
-        var beat = bestPhase / frameRate
-        let earliest = soundStart - 0.05
-        if beat < earliest { beat += ((earliest - beat) / periodSeconds).rounded(.up) * periodSeconds }
-        return (beat * 1000).rounded() / 1000
+        let beat = (Double(start) + bestPhase) / frameRate
+        let earliest = max(0, soundStart - 0.05)
+        let first = earliest + (beat - earliest).truncatingRemainder(dividingBy: periodSeconds)
+        let onGrid = first < earliest ? first + periodSeconds : first
+        return (onGrid * 1000).rounded() / 1000
     }
 }
