@@ -6,7 +6,7 @@ PKGCONFIG_MODULES := sndfile libmpg123 libsyn123 fftw3f libebur128
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= demo-out
 
-.PHONY: all deps build test demo bench install clean
+.PHONY: all deps build test demo bench bench-check bench-thresholds speed-bar install clean
 
 all: build
 
@@ -33,8 +33,22 @@ demo: build
 	.build/release/naviscan analyze Fixtures/demo/groove_120bpm.mp3 --vis $(DEMO_OUT)/groove.vis --dj
 	.build/release/naviscan inspect $(DEMO_OUT)/groove.vis --rows 20
 
+# The whole suite: wall clock, x-realtime, mallocs and peak memory per stage and per track.
 bench: deps
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark
+
+# CI's smoke of the suite: runs every benchmark and fails when a malloc count moves more than 100
+# from Benchmarks/Thresholds (an allocation per block or per frame). Time is never checked.
+bench-check: deps
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark thresholds check --metric mallocCountTotal --no-progress
+
+# Rewrites Benchmarks/Thresholds from a run (after a deliberate change in allocations).
+bench-thresholds: deps
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark thresholds update --metric mallocCountTotal --no-progress
+
+# The speed bar on ../shared/corpus's music (see scripts/speed-bar.sh).
+speed-bar: build
+	scripts/speed-bar.sh
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin

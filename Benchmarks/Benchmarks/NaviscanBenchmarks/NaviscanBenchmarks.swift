@@ -57,6 +57,7 @@ func measureRealtime(_ benchmark: Benchmark, _ body: () throws -> Double) throws
 let benchmarks: @Sendable () -> Void = {
     // Mallocs are held to the counts in Thresholds/ (`make bench-check`): a stage that allocated per
     // block or per frame would add thousands per 4-minute track. Time is reported, never checked.
+    // Names avoid spaces and slashes: the tool looks thresholds up by the raw name.
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .mallocCountTotal, .peakMemoryResident, xRealtime],
         timeUnits: .milliseconds,
@@ -68,13 +69,13 @@ let benchmarks: @Sendable () -> Void = {
     let material = Material.shared
     let logger = Logger(label: "bench")
 
-    Benchmark("decode/flac 4 min", configuration: .init(setup: { _ = Material.shared }, teardown: nil)) { b in
+    Benchmark("decode.flac-4min", configuration: .init(setup: { _ = Material.shared }, teardown: nil)) { b in
         try measureRealtime(b) { try decodeAll(material.flac) }
     }
-    Benchmark("decode/mp3 demo") { b in
+    Benchmark("decode.mp3-demo") { b in
         try measureRealtime(b) { try decodeAll(material.mp3) }
     }
-    Benchmark("stage/downmix+resample 48k→44.1k") { b in
+    Benchmark("stage.downmix+resample-48k-to-44.1k") { b in
         try measureRealtime(b) {
             let resampler = try Resampler(inputRate: 48_000, outputRate: 44_100, maxInputFrames: 4096)
             var produced = 0
@@ -88,7 +89,7 @@ let benchmarks: @Sendable () -> Void = {
             return 240
         }
     }
-    Benchmark("stage/spectrum+bands+normalize") { b in
+    Benchmark("stage.spectrum+bands+normalize") { b in
         let mono = Array(material.signal.samples.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
         try measureRealtime(b) {
             let analyzer = try VisFrameAnalyzer(config: VisualizerConfig())
@@ -102,7 +103,7 @@ let benchmarks: @Sendable () -> Void = {
             return 240
         }
     }
-    Benchmark("stage/frame file write 7200 frames") { b in
+    Benchmark("stage.frame-file-write-7200-frames") { b in
         let frame = [Float](repeating: 0.5, count: 64)
         try measureRealtime(b) {
             let writer = try VisFrameWriter(path: material.directory + "/write.vis", config: VisualizerConfig())
@@ -120,7 +121,7 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
     }
-    Benchmark("stage/loudness (K-weighting, gating, range, peak)") { b in
+    Benchmark("stage.loudness") { b in
         try measureRealtime(b) {
             let meter = try LoudnessMeter(config: .init(), sampleRate: 44_100, layout: [.left, .right])
             feedBlocks { meter.process($0) }
@@ -128,7 +129,7 @@ let benchmarks: @Sendable () -> Void = {
             return 240
         }
     }
-    Benchmark("stage/silence edges") { b in
+    Benchmark("stage.silence-edges") { b in
         try measureRealtime(b) {
             let detector = SilenceDetector(config: .init(), sampleRate: 44_100, channels: 2)
             feedBlocks { detector.process($0) }
@@ -136,7 +137,7 @@ let benchmarks: @Sendable () -> Void = {
             return 240
         }
     }
-    Benchmark("stage/onsets+tempo") { b in
+    Benchmark("stage.onsets+tempo") { b in
         let mono = Array(material.signal.samples.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
         try measureRealtime(b) {
             let envelope = OnsetEnvelope(sampleRate: 44_100)
@@ -149,14 +150,14 @@ let benchmarks: @Sendable () -> Void = {
             return 240
         }
     }
-    for (name, path) in [("flac 4 min", material.flac), ("mp3 demo", material.mp3)] {
-        Benchmark("track/decode+vis+dj \(name)") { b in
+    for (name, path) in [("flac-4min", material.flac), ("mp3-demo", material.mp3)] {
+        Benchmark("track.vis+dj.\(name)") { b in
             let analyzer = TrackAnalyzer(options: AnalysisOptions(visualizer: VisualizerConfig(), profile: ProfileConfig()), logger: logger)
             try measureRealtime(b) {
                 try analyzer.analyze(path: path, visOutput: material.directory + "/full.vis").duration
             }
         }
-        Benchmark("track/decode+vis \(name)") { b in
+        Benchmark("track.vis.\(name)") { b in
             let analyzer = TrackAnalyzer(options: AnalysisOptions(visualizer: VisualizerConfig()), logger: logger)
             try measureRealtime(b) {
                 try analyzer.analyze(path: path, visOutput: material.directory + "/track.vis").duration

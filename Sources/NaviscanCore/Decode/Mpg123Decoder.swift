@@ -1,4 +1,5 @@
 import CMpg123
+import Foundation
 
 /// MP3 (and MP2) through libmpg123, gapless: the LAME encoder delay and padding are removed, so
 /// sample 0 is the first sample a player plays and the length is the encoder's source length.
@@ -6,6 +7,8 @@ public final class Mpg123Decoder: AudioDecoder {
     public let info: AudioStreamInfo
     private let path: String
     private var handle: OpaquePointer?
+    /// The buffered stream mpg123 reads through (see the shim); closed after the handle.
+    private var stream: UnsafeMutableRawPointer?
     private var framesRead: Int64 = 0
     private var finished = false
 
@@ -32,11 +35,13 @@ public final class Mpg123Decoder: AudioDecoder {
             mpg123_format(mh, rates![i], Int32(MPG123_MONO.rawValue | MPG123_STEREO.rawValue),
                           Int32(naviscan_mpg123_float32))
         }
-        guard naviscan_mpg123_open(mh, path) == MPG123_OK.rawValue else {
-            let reason = String(cString: mpg123_strerror(mh))
+        var opened: Int32 = 0
+        stream = naviscan_mpg123_open_buffered(mh, path, &opened)
+        guard stream != nil else {
+            let reason = opened == MPG123_ERR.rawValue && errno != 0 ? String(cString: strerror(errno)) : "libmpg123: " + String(cString: mpg123_strerror(mh))
             mpg123_delete(mh)
             handle = nil
-            throw DecodeError.unreadable(path: path, reason: "libmpg123: \(reason)")
+            throw DecodeError.unreadable(path: path, reason: reason)
         }
         var rate = 0
         var channels: Int32 = 0
@@ -46,6 +51,7 @@ public final class Mpg123Decoder: AudioDecoder {
             let reason = String(cString: mpg123_strerror(mh))
             mpg123_delete(mh)
             handle = nil
+            naviscan_mpg123_close_stream(stream)
             throw DecodeError.corrupt(path: path, reason: "no decodable MPEG frames (libmpg123: \(reason))")
         }
         // Pin the output layout: a stream that flips between mono and stereo is converted by mpg123.
@@ -64,6 +70,7 @@ public final class Mpg123Decoder: AudioDecoder {
             mpg123_close(handle)
             mpg123_delete(handle)
         }
+        if let stream { naviscan_mpg123_close_stream(stream) }
     }
 
     public func read(into buffer: UnsafeMutablePointer<Float>, maxFrames: Int) throws -> Int {
