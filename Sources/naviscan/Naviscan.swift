@@ -4,7 +4,7 @@ import NaviscanCore
 
 @main
 struct Naviscan: AsyncParsableCommand {
-    static let version = "0.1.0"
+    static let version = NaviscanVersion.version
 
     static let configuration = CommandConfiguration(
         commandName: "naviscan",

@@ -12,14 +12,16 @@ prints the accuracy per set (training and 8-fold CV), the accuracy on --test, an
 import argparse, json
 import numpy as np
 
-FR = 100.0                               # envelope frames per second (10 ms hop)
-BANDS = ['all', 'low', 'mid', 'high']    # full = low + mid + high; band index splits 12 and 27 of 40
+FR = 22050 / 221                         # envelope frames per second (221-sample hop at 22.05 kHz)
+NBANDS = 37                              # the nominal 40 bands (30 Hz-16 kHz) below 0.455 x 22.05 kHz
+MAXLAG = int(FR * 60 / 40 * 4) + 2       # four beats at 40 BPM
+BANDS = ['all', 'low', 'mid', 'high']    # full = low + mid + high; band index splits 12 and 27
 MULTS = (0.5, 1, 2, 3, 4)                # lags in beats
 RATIOS = (1/4, 1/3, 1/2, 2/3, 3/4, 1, 4/3, 3/2, 2, 3, 4)
 
 
 def load(path):
-    L = np.fromfile(path, dtype='<f4').reshape(-1, 40).astype(np.float64)
+    L = np.fromfile(path, dtype='<f4').reshape(-1, NBANDS).astype(np.float64)
     prev = np.maximum(np.vstack([L[:1], L[:-1]]), np.vstack([L[:1], L[:1], L[:-2]]))
     d = np.maximum(0, L - prev)[1:]      # rise against the louder of the two previous hops
     low, mid, high = d[:, :12].sum(1), d[:, 12:27].sum(1), d[:, 27:].sum(1)
@@ -32,7 +34,7 @@ def emph(e):
     return np.maximum(0, e - (c[hi] - c[lo]) / (hi - lo))
 
 
-def acf(x, maxlag=602):
+def acf(x, maxlag=MAXLAG):
     x = x - x.mean(); n = len(x); f = np.fft.rfft(x, 2 * n)
     r = np.fft.irfft(f * np.conj(f))[:maxlag + 1] / np.arange(n, n - maxlag - 1, -1)
     return r / r[0] if r[0] > 0 else r
