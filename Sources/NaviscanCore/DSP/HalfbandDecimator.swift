@@ -71,13 +71,29 @@ public final class HalfbandDecimator {
         if produced > 0 {
             // y[i] = 0.5·x[c + 2i] + Σ_j tap_j·(odd[i + 11 − j] + odd[i + 12 + j]), odd[k] = x[c − 23 + 2k].
             let first = buffer + nextCentre
-            for i in 0..<produced { output[i] = 0.5 * first[2 * i] }
+            for i in 0..<produced { output[i] = first[2 * i] }
             let oddStart = first - Self.half
             for k in 0..<(produced + Self.half) { oddPhase[k] = oddStart[2 * k] }
+            // Four outputs at a time; the tail one by one.
+            let odd = UnsafeRawPointer(oddPhase), out = UnsafeMutableRawPointer(output)
+            let stride = MemoryLayout<Float>.stride
             oddTaps.withUnsafeBufferPointer { c in
-                for j in 0..<Self.pairs {
-                    let tap = c[j], before = oddPhase + (Self.pairs - 1 - j), after = oddPhase + (Self.pairs + j)
-                    for i in 0..<produced { output[i] += tap * (before[i] + after[i]) }
+                var i = 0
+                while i + 4 <= produced {
+                    var sum = 0.5 * out.loadUnaligned(fromByteOffset: i * stride, as: SIMD4<Float>.self)
+                    for j in 0..<Self.pairs {
+                        let before = odd.loadUnaligned(fromByteOffset: (i + Self.pairs - 1 - j) * stride, as: SIMD4<Float>.self)
+                        let after = odd.loadUnaligned(fromByteOffset: (i + Self.pairs + j) * stride, as: SIMD4<Float>.self)
+                        sum += c[j] * (before + after)
+                    }
+                    out.storeBytes(of: sum, toByteOffset: i * stride, as: SIMD4<Float>.self)
+                    i += 4
+                }
+                while i < produced {
+                    var sum = 0.5 * output[i]
+                    for j in 0..<Self.pairs { sum += c[j] * (oddPhase[i + Self.pairs - 1 - j] + oddPhase[i + Self.pairs + j]) }
+                    output[i] = sum
+                    i += 1
                 }
             }
             nextCentre += 2 * produced
