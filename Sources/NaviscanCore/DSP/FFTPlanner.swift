@@ -5,8 +5,8 @@ import Foundation
 /// analyser and worker thread.
 ///
 /// With a wisdom file (`useWisdom(file:)`, set by the CLI) the per-frame plans (visualizer, onsets)
-/// are measured with FFTW_PATIENT,
-/// about 20 % faster to execute than FFTW_ESTIMATE. Measuring takes about half a second per size,
+/// are measured with FFTW_PATIENT, about 20 % faster to execute than FFTW_ESTIMATE. Measuring takes
+/// about half a second per size,
 /// once per machine: the result is saved to the wisdom file and later runs plan instantly. Without
 /// one (tests, library users who do not opt in) plans are FFTW_ESTIMATE: free to make, deterministic.
 ///
@@ -14,7 +14,7 @@ import Foundation
 /// analyser's own buffers (the new-array interface) is, as long as the buffers are allocated by
 /// FFTW (same SIMD alignment as the planning arrays).
 public enum FFTPlanner {
-    static let lock = NSLock()
+    private static let lock = NSLock()
     public enum Direction: Sendable { case forward, inverse }
     private struct Key: Hashable {
         var size: Int
