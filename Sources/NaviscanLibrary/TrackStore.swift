@@ -12,7 +12,7 @@ public final class TrackStore: @unchecked Sendable {
             var configuration = Configuration()
             configuration.busyMode = .timeout(5)
             queue = try DatabaseQueue(path: path, configuration: configuration)
-            try Self.migrator.migrate(queue)
+            try Self.migrate(queue)
         } catch let error as DatabaseError {
             throw LibraryError.store(path: path, reason: error.message ?? "\(error)")
         }
@@ -21,6 +21,22 @@ public final class TrackStore: @unchecked Sendable {
         let applied = try queue.read { try Self.migrator.appliedIdentifiers($0) }
         if let unknown = applied.first(where: { !known.contains($0) }) {
             throw LibraryError.store(path: path, reason: "it was written by a newer naviscan (schema step '\(unknown)'); upgrade naviscan or use a different --out")
+        }
+    }
+
+    /// Each migration is its own transaction, but which ones are applied is read before it: two
+    /// processes opening a new store at once (a scan and `serve`) can both try to apply the same
+    /// step, and the later one fails ("table already exists"). Its transaction rolled back, so it
+    /// reads the applied steps again and goes on.
+    private static func migrate(_ queue: DatabaseQueue) throws {
+        var attempt = 0
+        while true {
+            do {
+                return try migrator.migrate(queue)
+            } catch is DatabaseError where attempt < 20 {
+                attempt += 1
+                usleep(UInt32(10_000 * attempt))
+            }
         }
     }
 

@@ -107,3 +107,23 @@ struct LibraryScannerTests {
         #expect(prefixes.count == 256)
     }
 }
+
+@Suite("Track store")
+struct TrackStoreTests {
+    @Test("Processes that open a new store at the same moment all succeed (scan and serve starting together)")
+    func concurrentFirstOpen() throws {
+        for round in 0..<20 {
+            let scratch = try FixturePaths.makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
+            let path = scratch + "/naviscan.db"
+            let errors = NSLock()
+            var failures: [String] = []
+            DispatchQueue.concurrentPerform(iterations: 6) { _ in
+                do { _ = try TrackStore(path: path).count() } catch {
+                    errors.lock(); failures.append("\(error)"); errors.unlock()
+                }
+            }
+            #expect(failures.isEmpty, "round \(round): \(failures)")
+        }
+    }
+}

@@ -120,13 +120,14 @@ struct ScanCommandTests {
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let library = try LibraryFixture.make(in: scratch, trackSeconds: 20, extraTracks: 10)
         let out = scratch + "/out"
-        let (process, stdout, _) = try NaviscanProcess.start([library.root, "--out", out, "--jobs", "1", "--quiet", "--json"])
+        let (process, stdout, stderr) = try NaviscanProcess.start([library.root, "--out", out, "--jobs", "1", "--quiet", "--json"])
         let db = out + "/naviscan.db"
         while process.isRunning, (try? TrackStore(path: db).count()) ?? 0 < 2 { usleep(20_000) }
         process.terminate()
         let text = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 1)
+        #expect(process.terminationStatus == 1, "stderr: \(errors)")
         let summary = try JSONSerialization.jsonObject(with: Data(text.utf8)) as! [String: Any]
         #expect(summary["interrupted"] as? Bool == true)
         #expect(try consistencyProblems(out: out) == [])
