@@ -32,7 +32,7 @@ public final class OnsetEnvelope {
     /// Bands in use: the nominal ones that end below 0.455 × `spectrumRate`.
     public let bandCount: Int
     /// Envelope frames per second.
-    public var frameRate: Double { Double(spectrumRate) / Double(hop) }
+    public var frameRate: Double { periodicity.frameRate }
     /// Where every hop's three fluxes go.
     public let periodicity: OnsetPeriodicity
 
