@@ -59,15 +59,27 @@ public struct BandMapper {
     public func totalWeight(ofBand b: Int) -> Float { weights[weightStart[b]..<weightStart[b + 1]].reduce(0, +) }
 
     /// Mean power per band from `power` (fftSize/2+1 bins) into `bands` (bandCount values).
+    /// Each dot product runs four lanes at a time: a single running sum would wait on every add.
     public func map(_ power: UnsafePointer<Float>, into bands: UnsafeMutablePointer<Float>) {
+        func load(_ p: UnsafePointer<Float>) -> SIMD4<Float> { UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self) }
         weights.withUnsafeBufferPointer { w in
             firstBin.withUnsafeBufferPointer { first in
                 weightStart.withUnsafeBufferPointer { start in
                     for b in 0..<bandCount {
                         let bins = power + first[b]
-                        let offset = start[b]
-                        var sum: Float = 0
-                        for j in 0..<(start[b + 1] - offset) { sum += w[offset + j] * bins[j] }
+                        let weights = w.baseAddress! + start[b]
+                        let n = start[b + 1] - start[b]
+                        var lanes = SIMD4<Float>.zero
+                        var j = 0
+                        while j + 4 <= n {
+                            lanes += load(weights + j) * load(bins + j)
+                            j += 4
+                        }
+                        var sum = lanes.sum()
+                        while j < n {
+                            sum += weights[j] * bins[j]
+                            j += 1
+                        }
                         bands[b] = sum
                     }
                 }

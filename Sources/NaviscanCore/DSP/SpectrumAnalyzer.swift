@@ -44,10 +44,19 @@ public final class SpectrumAnalyzer {
         for i in 0..<size { input[i] = samples[i] * window[i] }
         fftwf_execute_dft_r2c(plan, input, spectrum)
         let s = scale
+        // Four bins at a time: (re, im) pairs de-interleaved from eight floats.
         spectrum.withMemoryRebound(to: Float.self, capacity: 2 * binCount) { c in
-            for k in 0..<binCount {
+            var k = 0
+            while k + 4 <= binCount {
+                let pairs = UnsafeRawPointer(c + 2 * k).loadUnaligned(as: SIMD8<Float>.self)
+                let re = pairs.evenHalf, im = pairs.oddHalf
+                UnsafeMutableRawPointer(power + k).storeBytes(of: (re * re + im * im) * s, as: SIMD4<Float>.self)
+                k += 4
+            }
+            while k < binCount {
                 let re = c[2 * k], im = c[2 * k + 1]
                 power[k] = (re * re + im * im) * s
+                k += 1
             }
         }
     }

@@ -145,5 +145,10 @@ struct HalfbandDecimatorTests {
         let whole = Self.decimate(impulse, chunk: 4096)
         #expect(whole.indices.max { abs(whole[$0]) < abs(whole[$1]) } == 200)
         for chunk in [1, 7, 64, 999] { #expect(Self.decimate(impulse, chunk: chunk) == whole, "chunk \(chunk)") }
+        // On noise every output sums all its taps: the sixteen-, four- and one-wide paths agree bit for bit.
+        var generator = SystemRandomNumberGenerator()
+        let noise = (0..<10_000).map { _ in Float.random(in: -1...1, using: &generator) }
+        let reference = Self.decimate(noise, chunk: 4096)
+        for chunk in [1, 3, 9, 33] { #expect(Self.decimate(noise, chunk: chunk) == reference, "noise, chunk \(chunk)") }
     }
 }
