@@ -62,8 +62,9 @@ public final class TrackAnalyzer {
 
         let visFrames = try options.visualizer.flatMap { config in try visSink.map { _ in try VisFrameAnalyzer(config: config) } }
         let profile = options.profile
+        // The silence detector reads every sample's magnitude: the sample peak comes from it.
         let loudness = try profile.map {
-            try LoudnessMeter(config: $0.loudness, sampleRate: info.sampleRate, layout: info.channelLayout)
+            try LoudnessMeter(config: $0.loudness, sampleRate: info.sampleRate, layout: info.channelLayout, measuresSamplePeak: false)
         }
         let silence = profile.map { SilenceDetector(config: $0.silence, sampleRate: info.sampleRate, channels: info.channels) }
         let onsets = profile.map { _ in OnsetEnvelope(sampleRate: options.analysisRate) }
@@ -94,7 +95,7 @@ public final class TrackAnalyzer {
         let elapsed = started.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         return TrackAnalysis(stream: info, decodedFrames: decoded, visFrameCount: frames,
-                             loudness: loudness?.finish(), silence: silenceResult, tempo: tempo, elapsed: seconds)
+                             loudness: loudness?.finish(samplePeak: silenceResult?.samplePeak), silence: silenceResult, tempo: tempo, elapsed: seconds)
     }
 }
 

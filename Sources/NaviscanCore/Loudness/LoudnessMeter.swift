@@ -10,7 +10,9 @@ import CEbur128
 /// from those sums. That gives libebur128's integrated loudness and range at under half its I+LRA
 /// mode's cost, which sums every sample seven times. At sample rates where libebur128's 100 ms block
 /// and its 100 ms window differ by a sample (11 025 Hz), its own I and LRA modes are used instead.
-/// The sample peak comes from a vectorised scan here, not libebur128's scalar one.
+/// The sample peak comes from a vectorised scan here, not libebur128's scalar one; a caller that
+/// already scans every sample (the track analyser's silence detector) turns that off at init and
+/// hands its peak to `finish`.
 ///
 /// Edge values are part of the contract: input with no block above the −70 LUFS gate (silence, or
 /// shorter than one 400 ms block) has no integrated loudness, reported as `nil`, never −∞ or −70.
@@ -39,17 +41,22 @@ public final class LoudnessMeter {
     private let blockFrames: Int
     private var framesToBlockEnd: Int
     private var gating: LoudnessGating?
+    private let measuresSamplePeak: Bool
     private var peak: Float = 0
 
-    public convenience init(config: Config, sampleRate: Int, layout: [ChannelPosition]) throws {
+    /// With `measuresSamplePeak` false, `process` skips the peak scan and `finish` reports the peak
+    /// it is given.
+    public convenience init(config: Config, sampleRate: Int, layout: [ChannelPosition], measuresSamplePeak: Bool = true) throws {
         // libebur128 rounds its 100 ms block to (rate + 5) / 10 frames but truncates a 100 ms window.
         let gatesHere = (sampleRate + 5) / 10 == sampleRate / 10
-        try self.init(config: config, sampleRate: sampleRate, layout: layout, gatingInLibrary: !gatesHere)
+        try self.init(config: config, sampleRate: sampleRate, layout: layout, gatingInLibrary: !gatesHere,
+                      measuresSamplePeak: measuresSamplePeak)
     }
 
     /// `gatingInLibrary` uses libebur128's own I and LRA modes (the reference the tests compare with).
-    init(config: Config, sampleRate: Int, layout: [ChannelPosition], gatingInLibrary: Bool) throws {
+    init(config: Config, sampleRate: Int, layout: [ChannelPosition], gatingInLibrary: Bool, measuresSamplePeak: Bool = true) throws {
         self.config = config
+        self.measuresSamplePeak = measuresSamplePeak
         channels = layout.count
         let gatesHere = !gatingInLibrary
         var mode = gatesHere ? Int32(EBUR128_MODE_M.rawValue) : Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_LRA.rawValue)
@@ -84,7 +91,7 @@ public final class LoudnessMeter {
     }
 
     public func process(_ block: AudioBlock) {
-        peak = max(peak, PeakScan.maxAbs(block.samples, count: block.frameCount * channels))
+        if measuresSamplePeak { peak = max(peak, PeakScan.maxAbs(block.samples, count: block.frameCount * channels)) }
         guard gating != nil else {
             ebur128_add_frames_float(state, block.samples, block.frameCount)
             return
@@ -105,7 +112,10 @@ public final class LoudnessMeter {
         }
     }
 
-    public func finish() -> Result {
+    /// `samplePeak`: the largest absolute sample value, when this meter was made not to measure it.
+    public func finish(samplePeak: Float? = nil) -> Result {
+        precondition(measuresSamplePeak || samplePeak != nil, "a meter that does not measure the sample peak must be given it")
+        let peak = measuresSamplePeak ? peak : samplePeak ?? 0
         var result = Result()
         if let gating {
             result.integratedLUFS = gating.integratedLoudness()

@@ -30,6 +30,9 @@ public final class SilenceDetector {
         public var silenceStart: Double
         /// True when no sample exceeds the threshold.
         public var allSilent: Bool
+        /// Largest absolute sample value on any channel (0 for digital silence): the detector reads
+        /// every sample's magnitude anyway, so the loudness stage can take its sample peak from here.
+        public var samplePeak: Float
     }
 
     public let config: Config
@@ -40,6 +43,7 @@ public final class SilenceDetector {
     /// Peak of each complete 10 ms window, as UInt16 (dB + 200) × 100; 0 for digital silence.
     private var windowPeaks: [UInt16] = []
     private var currentPeak: Float = 0
+    private var samplePeak: Float = 0
     private var currentFill = 0
     private var position: Int64 = 0
     private var firstAbove: Int64 = -1
@@ -93,6 +97,7 @@ public final class SilenceDetector {
                 }
             }
             currentPeak = peak
+            samplePeak = max(samplePeak, peak)
             currentFill += n
             frame += n
             if currentFill == windowLength {
@@ -115,7 +120,7 @@ public final class SilenceDetector {
     public func finish() -> Result {
         if currentFill > 0 { windowPeaks.append(Self.quantize(currentPeak)) }
         let rate = Double(sampleRate)
-        guard firstAbove >= 0 else { return Result(silenceEnd: 0, silenceStart: 0, allSilent: true) }
+        guard firstAbove >= 0 else { return Result(silenceEnd: 0, silenceStart: 0, allSilent: true, samplePeak: samplePeak) }
         let windowSeconds = Double(windowLength) / rate
         let thresholdDB = Float(config.thresholdDB)
         let floorDB = quietestLevel()
@@ -141,7 +146,7 @@ public final class SilenceDetector {
             silenceStart = min((Double(w) + 0.5) * windowSeconds, Double(position) / rate)
         }
         if silenceStart < silenceEnd { silenceStart = silenceEnd }
-        return Result(silenceEnd: silenceEnd, silenceStart: silenceStart, allSilent: false)
+        return Result(silenceEnd: silenceEnd, silenceStart: silenceStart, allSilent: false, samplePeak: samplePeak)
     }
 
     /// Window levels in dB after a running median over `smoothingWindows` windows.

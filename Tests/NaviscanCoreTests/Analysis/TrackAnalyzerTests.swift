@@ -81,6 +81,16 @@ struct SinglePassTests {
             #expect(abs(lufs - (-20)) < 0.3, "\(format): \(lufs)")
             #expect(abs(result.silence!.silenceEnd - 1) < 0.03, "\(format): \(result.silence!.silenceEnd)")
             #expect(result.tempo?.bpm == nil, "a steady sine has no tempo")
+            // The sample peak comes from the silence pass: the same as a meter measuring it itself.
+            let meter = try LoudnessMeter(config: .init(), sampleRate: result.stream.sampleRate, layout: result.stream.channelLayout)
+            let decoded = try decodeAll(input)
+            decoded.samples.withUnsafeBufferPointer {
+                meter.process(AudioBlock(samples: $0.baseAddress!, frameCount: $0.count / decoded.info.channels, channels: decoded.info.channels))
+            }
+            let peak = try #require(result.loudness?.samplePeakDB, "\(format)")
+            #expect(peak == meter.finish().samplePeakDB, "\(format)")
+            // Lossy codecs ring at the step from silence into the tone: only lossless ones peak at −20 dBFS.
+            if ![.oggVorbis, .opus].contains(format) { #expect(abs(peak - (-20)) < 0.01, "\(format): \(peak)") }
         }
         // And the MP3 path.
         let mp3 = try TrackAnalyzer(options: options, logger: testLogger)

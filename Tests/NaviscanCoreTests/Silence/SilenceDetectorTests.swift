@@ -29,6 +29,15 @@ struct SilenceDetectorTests {
         #expect(!result.allSilent)
     }
 
+    @Test("The sample peak is the largest magnitude on any channel, wherever it sits; 0 for digital silence")
+    func samplePeak() {
+        var signal = TestSignal.sine(frequency: 440, dBFS: -20, duration: 2, sampleRate: 44_100, channels: 2)
+        // One negative spike on the right channel, inside a block and a 10 ms window.
+        signal.samples[2 * 51_234 + 1] = -0.75
+        #expect(Self.detect(signal).samplePeak == 0.75)
+        #expect(Self.detect(.silence(duration: 1, sampleRate: 44_100, channels: 2)).samplePeak == 0)
+    }
+
     @Test("A fade-out's trailing silence starts where it drops below the threshold for good")
     func fadeOut() {
         let rate = 48_000
