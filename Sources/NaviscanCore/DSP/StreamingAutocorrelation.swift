@@ -12,12 +12,14 @@ public final class StreamingAutocorrelation {
     public let maxLag: Int
     private let fftSize: Int
     private let blockLength: Int
-    /// The current block and the maxLag values after it.
-    private var pending: [Float]
+    /// The current block and the maxLag values after it (raw memory: `append` runs once per value).
+    private let pending: UnsafeMutablePointer<Float>
+    private var pendingCount = 0
     private var lagSums: [Double]
     private var head: [Double] = []
-    /// The last maxLag values, as a ring.
-    private var tail: [Double]
+    /// The last maxLag values, as a ring; the next value goes to `tailIndex` (count % maxLag).
+    private let tail: UnsafeMutablePointer<Double>
+    private var tailIndex = 0
     private var count = 0
     private var total = 0.0
     private let forward: fftwf_plan
@@ -33,10 +35,10 @@ public final class StreamingAutocorrelation {
         while size < 4 * maxLag { size <<= 1 }
         fftSize = size
         blockLength = size - maxLag
-        pending = []
-        pending.reserveCapacity(size)
+        pending = .allocate(capacity: size)
         lagSums = [Double](repeating: 0, count: maxLag + 1)
-        tail = [Double](repeating: 0, count: maxLag)
+        tail = .allocate(capacity: maxLag)
+        tail.initialize(repeating: 0, count: maxLag)
         head.reserveCapacity(maxLag)
         real = fftwf_alloc_real(size)
         spectrumA = fftwf_alloc_complex(size / 2 + 1)
@@ -47,6 +49,8 @@ public final class StreamingAutocorrelation {
     }
 
     deinit {
+        pending.deallocate()
+        tail.deallocate()
         fftwf_free(real)
         fftwf_free(spectrumA)
         fftwf_free(spectrumB)
@@ -54,25 +58,30 @@ public final class StreamingAutocorrelation {
 
     public func append(_ value: Double) {
         if count < maxLag { head.append(value) }
-        tail[count % maxLag] = value
+        tail[tailIndex] = value
+        tailIndex = tailIndex + 1 == maxLag ? 0 : tailIndex + 1
         count += 1
         total += value
-        pending.append(Float(value))
-        if pending.count == blockLength + maxLag {
+        pending[pendingCount] = Float(value)
+        pendingCount += 1
+        if pendingCount == blockLength + maxLag {
             accumulate(blockCount: blockLength)
-            pending.removeFirst(blockLength)
+            dropPending(blockLength)
         }
+    }
+
+    private func dropPending(_ n: Int) {
+        pendingCount -= n
+        pending.update(from: pending + n, count: pendingCount)
     }
 
     /// Adds Σ_{i<blockCount} p[i]·p[i+ℓ] over the pending values p (zero past their end) to lagSums.
     private func accumulate(blockCount: Int) {
         let n = fftSize
-        pending.withUnsafeBufferPointer { p in
-            for i in 0..<n { real[i] = i < blockCount ? p[i] : 0 }
-            fftwf_execute_dft_r2c(forward, real, spectrumA)
-            for i in 0..<n { real[i] = i < p.count ? p[i] : 0 }
-            fftwf_execute_dft_r2c(forward, real, spectrumB)
-        }
+        for i in 0..<n { real[i] = i < blockCount ? pending[i] : 0 }
+        fftwf_execute_dft_r2c(forward, real, spectrumA)
+        for i in 0..<n { real[i] = i < pendingCount ? pending[i] : 0 }
+        fftwf_execute_dft_r2c(forward, real, spectrumB)
         // conj(A)·B: the cross-correlation of the block with the block plus what follows.
         spectrumA.withMemoryRebound(to: Float.self, capacity: n + 2) { a in
             spectrumB.withMemoryRebound(to: Float.self, capacity: n + 2) { b in
@@ -94,10 +103,10 @@ public final class StreamingAutocorrelation {
         let n = count
         guard n >= maxLag + 2 else { return nil }
         // Whole blocks only (a longer one would wrap around the FFT), then what is left.
-        while !pending.isEmpty {
-            let k = min(blockLength, pending.count)
+        while pendingCount > 0 {
+            let k = min(blockLength, pendingCount)
             accumulate(blockCount: k)
-            pending.removeFirst(k)
+            dropPending(k)
         }
         let mean = total / Double(n)
         // headSum[ℓ] = Σ_{i<ℓ} x[i]; tailSum[ℓ] = Σ of the last ℓ values.

@@ -21,7 +21,12 @@ public final class OnsetPeriodicity {
     public let frameRate: Double
     public let maxLag: Int
     public let strongOnset: Double
-    private var emphasis: [PeakEmphasis]
+    /// One per region (full, low, mid, high): four properties, not an array, so the per-hop path
+    /// touches no reference counts.
+    private let fullEmphasis: PeakEmphasis
+    private let lowEmphasis: PeakEmphasis
+    private let midEmphasis: PeakEmphasis
+    private let highEmphasis: PeakEmphasis
     private let correlations: [StreamingAutocorrelation]
     private var frameCount = 0
     private var weakFrames = 0
@@ -35,7 +40,10 @@ public final class OnsetPeriodicity {
         self.maxLag = maxLag
         self.strongOnset = strongOnset
         let half = max(1, Int(frameRate * 0.5))
-        emphasis = Array(repeating: PeakEmphasis(half: half), count: 4)
+        fullEmphasis = PeakEmphasis(half: half)
+        lowEmphasis = PeakEmphasis(half: half)
+        midEmphasis = PeakEmphasis(half: half)
+        highEmphasis = PeakEmphasis(half: half)
         correlations = (0..<4).map { _ in StreamingAutocorrelation(maxLag: maxLag) }
         phaseCapacity = Int(frameRate * Self.phaseSeconds)
         phaseEnvelope.reserveCapacity(phaseCapacity)
@@ -44,10 +52,10 @@ public final class OnsetPeriodicity {
     public func append(low: Float, mid: Float, high: Float) {
         frameCount += 1
         let l = Double(low), m = Double(mid), h = Double(high)
-        emphasis[0].append(l + m + h) { take(0, $0) }
-        emphasis[1].append(l) { take(1, $0) }
-        emphasis[2].append(m) { take(2, $0) }
-        emphasis[3].append(h) { take(3, $0) }
+        fullEmphasis.append(l + m + h) { take(0, $0) }
+        lowEmphasis.append(l) { take(1, $0) }
+        midEmphasis.append(m) { take(2, $0) }
+        highEmphasis.append(h) { take(3, $0) }
     }
 
     private func take(_ region: Int, _ y: Double) {
@@ -60,8 +68,8 @@ public final class OnsetPeriodicity {
     }
 
     public func finish() -> Summary {
-        for region in 0..<4 {
-            emphasis[region].finish { take(region, $0) }
+        for (region, emphasis) in [fullEmphasis, lowEmphasis, midEmphasis, highEmphasis].enumerated() {
+            emphasis.finish { take(region, $0) }
         }
         return Summary(frameRate: frameRate, frameCount: frameCount,
                        autocorrelations: correlations.map { $0.finish() }, weakFrames: weakFrames,

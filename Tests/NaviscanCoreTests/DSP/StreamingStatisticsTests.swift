@@ -62,7 +62,7 @@ struct StreamingStatisticsTests {
                 let lo = max(0, i - half), hi = min(count, i + half + 1)
                 want.append(max(0, x[i] - x[lo..<hi].reduce(0, +) / Double(hi - lo)))
             }
-            var emphasis = PeakEmphasis(half: half)
+            let emphasis = PeakEmphasis(half: half)
             var got: [Double] = []
             for v in x { emphasis.append(v) { got.append($0) } }
             emphasis.finish { got.append($0) }
