@@ -95,7 +95,8 @@ public final class TrackAnalyzer {
         let elapsed = started.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         return TrackAnalysis(stream: info, decodedFrames: decoded, visFrameCount: frames,
-                             loudness: loudness?.finish(samplePeak: silenceResult?.samplePeak), silence: silenceResult, tempo: tempo, elapsed: seconds)
+                             loudness: loudness?.finish(samplePeak: silenceResult?.samplePeak), silence: silenceResult,
+                             tempo: tempo, elapsed: seconds)
     }
 }
 

@@ -115,7 +115,7 @@ public final class LoudnessMeter {
     /// `samplePeak`: the largest absolute sample value, when this meter was made not to measure it.
     public func finish(samplePeak: Float? = nil) -> Result {
         precondition(measuresSamplePeak || samplePeak != nil, "a meter that does not measure the sample peak must be given it")
-        let peak = measuresSamplePeak ? peak : samplePeak ?? 0
+        let peak = measuresSamplePeak ? self.peak : samplePeak ?? 0
         var result = Result()
         if let gating {
             result.integratedLUFS = gating.integratedLoudness()
