@@ -61,7 +61,6 @@ public struct BandMapper {
     /// Mean power per band from `power` (fftSize/2+1 bins) into `bands` (bandCount values).
     /// Each dot product runs four lanes at a time: a single running sum would wait on every add.
     public func map(_ power: UnsafePointer<Float>, into bands: UnsafeMutablePointer<Float>) {
-        func load(_ p: UnsafePointer<Float>) -> SIMD4<Float> { UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self) }
         weights.withUnsafeBufferPointer { w in
             firstBin.withUnsafeBufferPointer { first in
                 weightStart.withUnsafeBufferPointer { start in
@@ -72,7 +71,7 @@ public struct BandMapper {
                         var lanes = SIMD4<Float>.zero
                         var j = 0
                         while j + 4 <= n {
-                            lanes += load(weights + j) * load(bins + j)
+                            lanes += loadSIMD4(weights + j) * loadSIMD4(bins + j)
                             j += 4
                         }
                         var sum = lanes.sum()

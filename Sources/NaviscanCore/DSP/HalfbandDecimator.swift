@@ -76,36 +76,34 @@ public final class HalfbandDecimator {
             for k in 0..<(produced + Self.half) { oddPhase[k] = oddStart[2 * k] }
             // Sixteen outputs at a time as four independent SIMD4 sums (one running sum would wait on
             // each add in turn); each output still sums its terms in the same order. Then four, then one.
-            func load(_ p: UnsafePointer<Float>) -> SIMD4<Float> { UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self) }
-            func store(_ v: SIMD4<Float>, _ p: UnsafeMutablePointer<Float>) { UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<Float>.self) }
             oddTaps.withUnsafeBufferPointer { c in
                 var i = 0
                 while i + 16 <= produced {
                     let out = output + i
-                    var s0 = 0.5 * load(out), s1 = 0.5 * load(out + 4), s2 = 0.5 * load(out + 8), s3 = 0.5 * load(out + 12)
+                    var s0 = 0.5 * loadSIMD4(out), s1 = 0.5 * loadSIMD4(out + 4), s2 = 0.5 * loadSIMD4(out + 8), s3 = 0.5 * loadSIMD4(out + 12)
                     // Pair j: odd[i + 11 − j] + odd[i + 12 + j], for sixteen consecutive outputs.
                     var before = UnsafePointer(oddPhase + i + Self.pairs - 1), after = UnsafePointer(oddPhase + i + Self.pairs)
                     for j in 0..<Self.pairs {
                         let tap = c[j]
-                        s0 += tap * (load(before) + load(after))
-                        s1 += tap * (load(before + 4) + load(after + 4))
-                        s2 += tap * (load(before + 8) + load(after + 8))
-                        s3 += tap * (load(before + 12) + load(after + 12))
+                        s0 += tap * (loadSIMD4(before) + loadSIMD4(after))
+                        s1 += tap * (loadSIMD4(before + 4) + loadSIMD4(after + 4))
+                        s2 += tap * (loadSIMD4(before + 8) + loadSIMD4(after + 8))
+                        s3 += tap * (loadSIMD4(before + 12) + loadSIMD4(after + 12))
                         before -= 1
                         after += 1
                     }
-                    store(s0, out); store(s1, out + 4); store(s2, out + 8); store(s3, out + 12)
+                    storeSIMD4(s0, out); storeSIMD4(s1, out + 4); storeSIMD4(s2, out + 8); storeSIMD4(s3, out + 12)
                     i += 16
                 }
                 while i + 4 <= produced {
-                    var sum = 0.5 * load(output + i)
+                    var sum = 0.5 * loadSIMD4(output + i)
                     var before = UnsafePointer(oddPhase + i + Self.pairs - 1), after = UnsafePointer(oddPhase + i + Self.pairs)
                     for j in 0..<Self.pairs {
-                        sum += c[j] * (load(before) + load(after))
+                        sum += c[j] * (loadSIMD4(before) + loadSIMD4(after))
                         before -= 1
                         after += 1
                     }
-                    store(sum, output + i)
+                    storeSIMD4(sum, output + i)
                     i += 4
                 }
                 while i < produced {

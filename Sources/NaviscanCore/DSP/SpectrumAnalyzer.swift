@@ -48,9 +48,9 @@ public final class SpectrumAnalyzer {
         spectrum.withMemoryRebound(to: Float.self, capacity: 2 * binCount) { c in
             var k = 0
             while k + 4 <= binCount {
-                let pairs = UnsafeRawPointer(c + 2 * k).loadUnaligned(as: SIMD8<Float>.self)
+                let pairs = loadSIMD8(c + 2 * k)
                 let re = pairs.evenHalf, im = pairs.oddHalf
-                UnsafeMutableRawPointer(power + k).storeBytes(of: (re * re + im * im) * s, as: SIMD4<Float>.self)
+                storeSIMD4((re * re + im * im) * s, power + k)
                 k += 4
             }
             while k < binCount {

@@ -97,7 +97,7 @@ public final class SilenceDetector {
                 }
             }
             currentPeak = peak
-            samplePeak = max(samplePeak, peak)
+            samplePeak = max(samplePeak, stretchPeak)
             currentFill += n
             frame += n
             if currentFill == windowLength {
