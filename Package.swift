@@ -33,12 +33,15 @@ let package = Package(
                        providers: [.apt(["libfftw3-dev"]), .brew(["fftw"])]),
         .systemLibrary(name: "CEbur128", pkgConfig: "libebur128",
                        providers: [.apt(["libebur128-dev"]), .brew(["libebur128"])]),
+        // System calls Swift's Glibc module does not export (syncfs).
+        .target(name: "CSystemShims"),
 
         // Analysis: decoders, DSP stages, file formats. No directory walking, no database.
         .target(
             name: "NaviscanCore",
             dependencies: [
                 "CSndFile", "CMpg123", "CSyn123", "CFFTW", "CEbur128",
+                .target(name: "CSystemShims", condition: .when(platforms: [.linux])),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

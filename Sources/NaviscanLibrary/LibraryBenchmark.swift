@@ -88,20 +88,12 @@ public final class LibraryBenchmark: @unchecked Sendable {
     private func measure(_ files: [LibraryFile], mode: Mode) -> (Double, [(String, Double)?]) {
         var results = [(String, Double)?](repeating: nil, count: files.count)
         let lock = NSLock()
-        var next = 0
         let start = ContinuousClock.now
-        DispatchQueue.concurrentPerform(iterations: min(jobs, max(files.count, 1))) { _ in
-            while true {
-                lock.lock()
-                let i = next
-                next += 1
-                lock.unlock()
-                guard i < files.count else { return }
-                let outcome = try? Self.process(files[i].path, mode: mode, logger: logger)
-                lock.lock()
-                results[i] = outcome
-                lock.unlock()
-            }
+        WorkPool(jobs: jobs).run(files) { [logger] i, file in
+            let outcome = try? Self.process(file.path, mode: mode, logger: logger)
+            lock.lock()
+            results[i] = outcome
+            lock.unlock()
         }
         let d = start.duration(to: .now)
         return (Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18, results)

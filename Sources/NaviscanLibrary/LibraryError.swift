@@ -4,6 +4,23 @@ public enum LibraryError: Error, CustomStringConvertible, Equatable {
     case outputUnwritable(path: String, reason: String)
     case alreadyRunning(path: String, holder: String)
     case store(path: String, reason: String)
+    /// The store file is not a readable SQLite database (truncated, overwritten, damaged).
+    case storeDamaged(path: String, reason: String)
+    /// The store has schema steps this naviscan does not know.
+    case storeFromNewerVersion(path: String, step: String)
+    /// Writing the store failed part-way (disk full, I/O error, read-only): a fault, not a track's.
+    case storeFault(path: String, reason: String)
+    /// Writing an output file failed (disk full, quota, read-only, I/O error, the folder vanished).
+    case outputFault(path: String, reason: String)
+
+    /// Faults of the output or the store: the scan stops, records nothing for the tracks in flight,
+    /// and exits with its own status; fixing the cause and running again loses nothing.
+    public var isFault: Bool {
+        switch self {
+        case .storeDamaged, .storeFromNewerVersion, .storeFault, .outputFault: return true
+        default: return false
+        }
+    }
 
     public var description: String {
         switch self {
@@ -15,6 +32,14 @@ public enum LibraryError: Error, CustomStringConvertible, Equatable {
             return "another naviscan (\(holder)) is already scanning into \(path); wait for it to finish or use a different --out"
         case .store(let path, let reason):
             return "the store \(path) cannot be used: \(reason)"
+        case .storeDamaged(let path, let reason):
+            return "the store \(path) is damaged (\(reason)); run the scan again with --rebuild-store to set it aside and start a new one (every track is analysed again)"
+        case .storeFromNewerVersion(let path, let step):
+            return "the store \(path) was written by a newer naviscan (schema step '\(step)'); upgrade naviscan, use a different --out, or run with --rebuild-store to set it aside and start a new one"
+        case .storeFault(let path, let reason):
+            return "cannot write the store \(path): \(reason)"
+        case .outputFault(let path, let reason):
+            return "cannot write \(path): \(reason)"
         }
     }
 }

@@ -2,9 +2,14 @@ import Foundation
 import Logging
 import NaviscanCore
 
-/// `naviscan scan`: walks a library, works out what is new or stale, analyses it on a pool of worker
-/// threads (one decode per file), writes each file's outputs atomically and then its store row, and
-/// prunes tracks that have left the library.
+/// `naviscan scan`: one way through —
+///
+///     planner (walk + store → plan: analyse, unchanged, relink, prune or keep)
+///       → work pool (one decode per file, outputs under temporary names)
+///       → store writer (files flushed, rows committed in batches, each stamped with the change sequence)
+///
+/// A fault of the output or the store stops the run: nothing is recorded for the tracks in flight,
+/// what was committed stays, and the summary carries the fault.
 public final class LibraryScanner: @unchecked Sendable {
     public let options: ScanOptions
     public let layout: OutputLayout
@@ -50,116 +55,118 @@ public final class LibraryScanner: @unchecked Sendable {
         }
         guard isDirectory.boolValue else { throw LibraryError.libraryUnreadable(path: options.library, reason: "not a directory") }
         try OutputLayout.createWritableDirectory(options.output)
-        let scanLock = try ScanLock(path: layout.lockPath, outputDirectory: options.output)
+        let scanLock = try ScanLock(path: layout.lockPath, outputDirectory: options.output, owner: .scan)
         defer { withExtendedLifetime(scanLock) {} }
+        var summary = ScanSummary()
+        if options.rebuildStore && FileManager.default.fileExists(atPath: layout.databasePath) {
+            summary.storeSetAside = try TrackStore.setAside(path: layout.databasePath)
+        }
         let store = try TrackStore(path: layout.databasePath)
-        try store.setLibraryRoot(options.library)
         removeTemporaryFiles()
 
         let listing = try LibraryWalker(root: options.library, excluding: [options.output]).walk()
-        var summary = ScanSummary()
+        let identity = LibraryIdentity(root: try store.meta(MetaKey.libraryRoot),
+                                       device: try store.meta(MetaKey.libraryDevice).flatMap { UInt64($0) })
+        let plan = ScanPlanner(options: options).plan(listing: listing, stored: try store.planningTracks(), identity: identity)
         summary.total = listing.files.count
         summary.unsupportedFiles = listing.unsupported
         summary.symlinkLoops = listing.symlinkLoops.count
-        for (path, reason) in listing.unreadable {
-            summary.failures.append(ScanFailure(relativePath: path, reason: "cannot read: \(reason)"))
+        summary.unchanged = plan.unchanged
+        summary.unverified = plan.unverified
+        summary.pruneHeldBack = plan.pruneHeldBack
+        summary.keptMissing = plan.keptMissing.count
+        summary.failures = listing.unreadable.map { ScanFailure(relativePath: $0.path, reason: "cannot read: \($0.reason)") } + plan.knownFailures
+        if let held = plan.pruneHeldBack {
+            logger.warning("tracks gone from the library are kept", metadata: ["count": "\(plan.keptMissing.count)", "why": "\(held)"])
         }
 
-        let stored = Dictionary(uniqueKeysWithValues: try store.allTracks().map { ($0.relativePath, $0) })
-        let present = Set(listing.files.map(\.relativePath))
-        for record in stored.values where !present.contains(record.relativePath) {
-            // Row first, files second: a crash in between leaves orphan files, never a row without files.
-            try store.delete(relativePath: record.relativePath)
-            TrackProcessor.removeOutputs(key: record.key, layout: layout)
-            summary.pruned += 1
-        }
-
-        var work: [(LibraryFile, TrackRecord?)] = []
-        for file in listing.files {
-            let record = stored[file.relativePath]
-            if let record, !needsAnalysis(file, record) {
-                if record.status == .failed {
-                    summary.failures.append(ScanFailure(relativePath: file.relativePath, reason: record.errorMessage ?? "failed"))
-                } else {
-                    summary.unchanged += 1
-                }
-            } else {
-                work.append((file, record))
+        let writer = StoreWriter(store: store, flushPath: options.output)
+        let processor = TrackProcessor(layout: layout, visualizer: options.visualizer, profile: options.profile, logger: logger)
+        var work = plan.work
+        do {
+            // Store-only decisions first: they need no decode.
+            if plan.libraryTrusted {
+                try store.setMeta(MetaKey.libraryRoot, options.library)
+                try store.setMeta(MetaKey.libraryDevice, String(listing.rootDevice))
             }
+            try store.setMissing(plan.reappeared, since: nil)
+            try store.setMissing(plan.keptMissing.filter { $0.missingSince == nil }.map(\.relativePath), since: Date().timeIntervalSince1970)
+            // Row first, files second: a crash in between leaves orphan files, never a row without files.
+            for record in plan.prune {
+                writer.submit(.init(changes: [.delete(relativePath: record.relativePath)], removeAfter: outputs(of: record)))
+            }
+            summary.pruned = plan.prune.count
+            for relink in plan.relinks {
+                if let full = try store.track(relativePath: relink.from.relativePath),
+                   let moved = try processor.relink(relink, previous: full) {
+                    let stale = outputs(of: full).filter { !outputs(of: moved).contains($0) }
+                    writer.submit(.init(changes: [.delete(relativePath: full.relativePath), .save(moved)], removeAfter: stale))
+                    summary.relinked += 1
+                } else {
+                    work.append(WorkItem(file: relink.to, previous: nil))
+                }
+            }
+        } catch {
+            try? writer.finish()
+            throw error
         }
-        // Longest first (file size stands in for duration), so a long file does not finish last alone.
-        work.sort { $0.0.size > $1.0.size }
+
         lock.lock()
         live.queued = work.count
-        live.bytesQueued = work.reduce(0) { $0 + $1.0.size }
+        live.bytesQueued = work.reduce(0) { $0 + $1.file.size }
         lock.unlock()
-        logger.info("scan planned", metadata: ["files": "\(listing.files.count)", "to_analyse": "\(work.count)"])
+        logger.info("scan planned", metadata: ["files": "\(listing.files.count)", "to_analyse": "\(work.count)",
+                                               "relinked": "\(summary.relinked)", "pruned": "\(summary.pruned)"])
 
-        let processor = TrackProcessor(layout: layout, visualizer: options.visualizer, profile: options.profile, store: store, logger: logger)
-        var next = 0
-        var results: [(LibraryFile, Result<Double, Error>)] = []
-        let group = DispatchGroup()
-        for _ in 0..<min(options.jobs, max(work.count, 1)) {
-            group.enter()
-            let thread = Thread { [self] in
-                defer { group.leave() }
-                while true {
-                    lock.lock()
-                    guard !stopRequested, next < work.count else { lock.unlock(); return }
-                    let (file, record) = work[next]
-                    next += 1
-                    lock.unlock()
-                    let outcome = Result { try processor.process(file, previous: record, isCancelled: { self.isStopping }) }
-                    lock.lock()
-                    if case .failure(let error) = outcome, error is AnalysisCancelled {
-                        lock.unlock()
-                        continue
-                    }
-                    results.append((file, outcome))
-                    live.finished += 1
-                    live.bytesFinished += file.size
-                    switch outcome {
-                    case .success(let seconds): live.audioSeconds += seconds
-                    case .failure: live.failed += 1
-                    }
-                    lock.unlock()
+        var outcomes: [TrackOutcome] = []
+        var fault: Error?
+        WorkPool(jobs: options.jobs).run(work, shouldStop: { [self] in isStopping || writer.fault != nil }) { [self] _, item in
+            do {
+                let previous = try item.previous.flatMap { try store.track(relativePath: $0.relativePath) }
+                let outcome = try processor.process(item.file, previous: previous, isCancelled: { self.isStopping })
+                guard writer.submit(.init(changes: [.save(outcome.record)])) else { return }
+                lock.lock()
+                outcomes.append(outcome)
+                live.finished += 1
+                live.bytesFinished += item.file.size
+                switch outcome {
+                case .analysed(_, let seconds): live.audioSeconds += seconds
+                case .failed: live.failed += 1
                 }
+                lock.unlock()
+            } catch is AnalysisCancelled {
+                return
+            } catch {
+                lock.lock()
+                if fault == nil { fault = error }
+                stopRequested = true
+                lock.unlock()
             }
-            thread.stackSize = 1 << 20
-            thread.start()
         }
-        group.wait()
+        do { try writer.finish() } catch { fault = fault ?? error }
 
-        for (file, outcome) in results {
+        for outcome in outcomes {
             switch outcome {
-            case .success(let seconds):
+            case .analysed(_, let seconds):
                 summary.analysed += 1
                 summary.audioSeconds += seconds
-            case .failure(let error):
-                summary.failures.append(ScanFailure(relativePath: file.relativePath, reason: TrackProcessor.reason(error)))
+            case .failed(let record, let reason):
+                summary.failures.append(ScanFailure(relativePath: record.relativePath, reason: reason))
             }
         }
-        summary.interrupted = isStopping && results.count < work.count
+        if let fault {
+            summary.fault = "\(fault)"
+            summary.pending = work.count - outcomes.count
+        }
+        summary.interrupted = fault == nil && isStopping && outcomes.count < work.count
+        if summary.interrupted { summary.pending = work.count - outcomes.count }
         summary.wallSeconds = seconds(since: startedAt)
         return summary
     }
 
-    /// A track is analysed again when its size or mtime changed, the analyser version changed, a
-    /// requested output's parameters changed, or a requested output file is missing.
-    func needsAnalysis(_ file: LibraryFile, _ record: TrackRecord) -> Bool {
-        if options.force { return true }
-        if record.size != file.size || record.mtime != file.mtime { return true }
-        if record.analyzerVersion != NaviscanVersion.version { return true }
-        if record.status == .failed { return false }
-        if let vis = options.visualizer {
-            if record.visFingerprint != AnalysisFingerprint.visualizer(vis) { return true }
-            if !FileManager.default.fileExists(atPath: layout.visPath(key: record.key)) { return true }
-        }
-        if let profile = options.profile {
-            if record.profileFingerprint != AnalysisFingerprint.profile(profile) { return true }
-            if !FileManager.default.fileExists(atPath: layout.profilePath(key: record.key)) { return true }
-        }
-        return false
+    /// The output files a row describes.
+    private func outputs(of record: TrackRecord) -> [String] {
+        [layout.visPath(key: record.key), layout.profilePath(key: record.key)]
     }
 
     /// Temporary files left by a run that was killed (we hold the lock, so none is in use).

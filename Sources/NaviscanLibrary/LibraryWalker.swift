@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import NaviscanCore
 
 /// One candidate audio file found under the library root.
 public struct LibraryFile: Sendable, Equatable {
@@ -30,6 +31,16 @@ public struct LibraryListing: Sendable {
     public var symlinkLoops: [String] = []
     /// Entries that could not be read (permissions, dangling links), with the reason.
     public var unreadable: [(path: String, reason: String)] = []
+    /// Relative paths (folders or entries) that could not be read for a reason that may pass (a
+    /// permission, an I/O error, a NAS hiccup): what was stored under them is not gone, only unseen.
+    public var unverified: [String] = []
+    /// The device number of the library root (a mount that is down shows its parent's).
+    public var rootDevice: UInt64 = 0
+
+    /// Whether `relativePath` lies at or under a path that could not be read.
+    public func isUnverified(_ relativePath: String) -> Bool {
+        unverified.contains { $0.isEmpty || relativePath == $0 || relativePath.hasPrefix($0 + "/") }
+    }
 }
 
 /// Recursive walk of a library: hidden directories and the output directory are skipped, symlinks
@@ -61,23 +72,27 @@ public struct LibraryWalker {
     public func walk() throws -> LibraryListing {
         var listing = LibraryListing()
         var rootStat = stat()
-        guard stat(root, &rootStat) == 0 else {
+        guard SystemPath.withCString(root, { stat($0, &rootStat) }) == 0 else {
             throw LibraryError.libraryUnreadable(path: root, reason: String(cString: strerror(errno)))
         }
         guard (rootStat.st_mode & S_IFMT) == S_IFDIR else {
             throw LibraryError.libraryUnreadable(path: root, reason: "not a directory")
         }
+        listing.rootDevice = UInt64(rootStat.st_dev)
         var visited: Set<DirectoryID> = [DirectoryID(device: UInt64(rootStat.st_dev), inode: UInt64(rootStat.st_ino))]
         var pending: [(path: String, relative: String)] = [(root, "")]
         while let (directory, relative) = pending.popLast() {
-            guard let dir = opendir(directory) else {
-                listing.unreadable.append((directory, String(cString: strerror(errno))))
+            guard let dir = SystemPath.withCString(directory, { opendir($0) }) else {
+                let code = errno
+                listing.unreadable.append((relative.isEmpty ? "." : relative, String(cString: strerror(code))))
+                listing.unverified.append(relative)
                 continue
             }
             var names: [String] = []
             while let entry = readdir(dir) {
+                // Names are bytes: SystemPath keeps one that is not UTF-8 openable and distinct.
                 let name = withUnsafePointer(to: entry.pointee.d_name) {
-                    $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+                    $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { SystemPath.string(fromCString: $0) }
                 }
                 if name != "." && name != ".." { names.append(name) }
             }
@@ -86,8 +101,11 @@ public struct LibraryWalker {
                 let path = directory + "/" + name
                 let rel = relative.isEmpty ? name : relative + "/" + name
                 var st = stat()
-                guard stat(path, &st) == 0 else {   // follows symlinks
-                    listing.unreadable.append((rel, String(cString: strerror(errno))))
+                guard SystemPath.withCString(path, { stat($0, &st) }) == 0 else {   // follows symlinks
+                    let code = errno
+                    listing.unreadable.append((rel, String(cString: strerror(code))))
+                    // A dangling link (ENOENT) is gone; anything else may come back.
+                    if code != ENOENT && code != ENOTDIR && code != ELOOP { listing.unverified.append(rel) }
                     continue
                 }
                 if (st.st_mode & S_IFMT) == S_IFDIR {
@@ -118,7 +136,7 @@ public struct LibraryWalker {
     /// The modification time `walk()` records for a file, or nil when it cannot be read.
     public static func modificationTime(path: String) -> Double? {
         var st = stat()
-        guard stat(path, &st) == 0 else { return nil }
+        guard SystemPath.withCString(path, { stat($0, &st) }) == 0 else { return nil }
         return modificationTime(st)
     }
 

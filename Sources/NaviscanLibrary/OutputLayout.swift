@@ -31,8 +31,7 @@ public struct OutputLayout: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
-            let reason = (error as NSError).userInfo[NSUnderlyingErrorKey].map { "\($0)" } ?? error.localizedDescription
-            throw LibraryError.outputUnwritable(path: path, reason: reason)
+            throw LibraryError.outputUnwritable(path: path, reason: plainReason(error))
         }
         guard access(path, W_OK) == 0 else {
             throw LibraryError.outputUnwritable(path: path, reason: String(cString: strerror(errno)))

@@ -5,26 +5,49 @@ import Glibc
 import Darwin
 #endif
 
-/// An exclusive lock on OUT/naviscan.lock (flock), held for the whole scan: a second naviscan on
-/// the same output directory refuses to start. The kernel drops it if the process dies.
+/// An exclusive lock on OUT/naviscan.lock (flock): whoever writes the store and its files holds it.
+/// A scan holds it for its whole run, so a second scan on the same output refuses to start; the
+/// server holds it for each precompute it analyses, briefly, and a scan starting meanwhile waits
+/// for it. The kernel drops it if the process dies.
 public final class ScanLock {
+    public enum Owner: String, Sendable {
+        case scan = "naviscan scan"
+        case precompute = "naviscan serve (precompute)"
+    }
+
     private let fd: Int32
 
-    public init(path: String, outputDirectory: String) throws {
-        fd = open(path, O_RDWR | O_CREAT, 0o644)
+    /// Takes the lock, or throws `alreadyRunning` naming the holder. A scan waits up to `serverWait`
+    /// seconds for a server's precompute to finish; anything else is refused at once.
+    public init(path: String, outputDirectory: String, owner: Owner, serverWait: Double = 120) throws {
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             throw LibraryError.outputUnwritable(path: outputDirectory, reason: String(cString: strerror(errno)))
         }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            var buffer = [UInt8](repeating: 0, count: 64)
-            let n = pread(fd, &buffer, 63, 0)
-            let holder = n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : "unknown"
+        let deadline = Date(timeIntervalSinceNow: owner == .scan ? serverWait : 0)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let holder = Self.holder(fd)
+            if holder.contains(Owner.precompute.rawValue) && Date() < deadline {
+                usleep(100_000)
+                continue
+            }
             close(fd)
             throw LibraryError.alreadyRunning(path: outputDirectory, holder: holder)
         }
-        let text = "pid \(getpid())\n"
+        let text = "pid \(getpid()) \(owner.rawValue)\n"
         _ = ftruncate(fd, 0)
         _ = text.withCString { pwrite(fd, $0, strlen($0), 0) }
+    }
+
+    /// Takes the lock if it is free; nil when another process holds it.
+    public static func attempt(path: String, outputDirectory: String, owner: Owner) -> ScanLock? {
+        try? ScanLock(path: path, outputDirectory: outputDirectory, owner: owner, serverWait: 0)
+    }
+
+    private static func holder(_ fd: Int32) -> String {
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let n = pread(fd, &buffer, 127, 0)
+        return n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : "unknown"
     }
 
     deinit {

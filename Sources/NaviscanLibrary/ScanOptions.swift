@@ -11,6 +11,14 @@ public struct ScanOptions: Sendable {
     public var jobs: Int
     /// Re-analyse every track, whatever the store says.
     public var force = false
+    /// Retry tracks that failed before even when the file did not change.
+    public var retryFailed = false
+    /// Delete the tracks gone from the library even when the prune guard would keep them.
+    public var prune = false
+    /// The share of stored tracks that may vanish in one scan before the guard keeps them instead.
+    public var pruneThreshold = 0.2
+    /// Set a damaged store aside and start a new one.
+    public var rebuildStore = false
 
     public init(library: String, output: String, visualizer: VisualizerConfig?, profile: ProfileConfig?, jobs: Int, force: Bool = false) {
         self.library = library
@@ -26,8 +34,16 @@ public struct ScanOptions: Sendable {
 public struct ScanFailure: Codable, Sendable, Equatable {
     public var relativePath: String
     public var reason: String
+    /// The failure was recorded by an earlier run and the file has not changed since.
+    public var known: Bool
 
-    enum CodingKeys: String, CodingKey { case relativePath = "relative_path", reason }
+    public init(relativePath: String, reason: String, known: Bool = false) {
+        self.relativePath = relativePath
+        self.reason = reason
+        self.known = known
+    }
+
+    enum CodingKeys: String, CodingKey { case relativePath = "relative_path", reason, known }
 }
 
 /// The end-of-scan report (also printed as JSON with --json).
@@ -39,6 +55,20 @@ public struct ScanSummary: Encodable, Sendable {
     /// Files that failed this time, plus unchanged files that failed before (they are not retried).
     public var failed: Int { failures.count }
     public var pruned = 0
+    /// Moved or renamed files whose analysis was carried over to the new path, with no decode.
+    public var relinked = 0
+    /// Tracks gone from the library but kept (marked missing) because the prune guard held.
+    public var keptMissing = 0
+    /// Why the prune guard held; nil when it did not.
+    public var pruneHeldBack: String?
+    /// Stored tracks under folders that could not be read this time (kept as they are).
+    public var unverified = 0
+    /// The output or store fault that stopped the scan (nothing was recorded for the tracks in flight).
+    public var fault: String?
+    /// Tracks left to analyse when the scan stopped early (interrupted or a fault); the next run does them.
+    public var pending = 0
+    /// Where a damaged store was moved by --rebuild-store.
+    public var storeSetAside: String?
     public var unsupported: Int { unsupportedFiles.count }
     public var symlinkLoops = 0
     public var failures: [ScanFailure] = []
@@ -52,7 +82,8 @@ public struct ScanSummary: Encodable, Sendable {
     public var realtimeFactor: Double { wallSeconds > 0 ? audioSeconds / wallSeconds : 0 }
 
     enum CodingKeys: String, CodingKey {
-        case total, analysed, unchanged, failed, pruned, unsupported, symlinkLoops = "symlink_loops", failures
+        case total, analysed, unchanged, failed, pruned, relinked, keptMissing = "kept_missing"
+        case pruneHeldBack = "prune_held_back", unverified, fault, pending, storeSetAside = "store_set_aside", unsupported, symlinkLoops = "symlink_loops", failures
         case unsupportedFiles = "unsupported_files", audioSeconds = "audio_seconds", wallSeconds = "wall_seconds"
         case interrupted, realtimeFactor = "x_realtime"
     }
@@ -64,6 +95,13 @@ public struct ScanSummary: Encodable, Sendable {
         try c.encode(unchanged, forKey: .unchanged)
         try c.encode(failed, forKey: .failed)
         try c.encode(pruned, forKey: .pruned)
+        try c.encode(relinked, forKey: .relinked)
+        try c.encode(keptMissing, forKey: .keptMissing)
+        try c.encode(pruneHeldBack, forKey: .pruneHeldBack)
+        try c.encode(unverified, forKey: .unverified)
+        try c.encode(fault, forKey: .fault)
+        try c.encode(pending, forKey: .pending)
+        try c.encode(storeSetAside, forKey: .storeSetAside)
         try c.encode(unsupported, forKey: .unsupported)
         try c.encode(symlinkLoops, forKey: .symlinkLoops)
         try c.encode(failures, forKey: .failures)

@@ -2,57 +2,76 @@ import Foundation
 import Logging
 import NaviscanCore
 
-/// One track, start to finish: decode once, write the requested outputs atomically, then commit the
-/// store row (only once its files exist). Shared by the library scan and the server's precompute.
+/// What one track's analysis produced: the row to record once its files are durable.
+public enum TrackOutcome: Sendable {
+    /// Analysed; `seconds` of audio.
+    case analysed(TrackRecord, seconds: Double)
+    /// The file's own problem (or an access error), recorded against the track.
+    case failed(TrackRecord, reason: String)
+
+    public var record: TrackRecord {
+        switch self {
+        case .analysed(let record, _), .failed(let record, _): return record
+        }
+    }
+}
+
+/// One track, start to finish: decode once and write the requested outputs under temporary names
+/// renamed into place. It records nothing: the caller hands the row to a `StoreWriter`, which commits
+/// it only once the files are durable. Shared by the library scan and the server's precompute.
+///
+/// Errors are sorted here: a problem of the file (it does not decode, it cannot be read) becomes a
+/// `.failed` outcome; a problem of the output (disk full, read-only, gone) is thrown as a
+/// `LibraryError.outputFault`, because no track is to blame and the whole run must stop.
 public final class TrackProcessor: @unchecked Sendable {
     public let layout: OutputLayout
     public let visualizer: VisualizerConfig?
     public let profile: ProfileConfig?
-    private let store: TrackStore
+    private let durability: AtomicFile.Durability
     private let logger: Logger
 
-    public init(layout: OutputLayout, visualizer: VisualizerConfig?, profile: ProfileConfig?, store: TrackStore, logger: Logger) {
+    public init(layout: OutputLayout, visualizer: VisualizerConfig?, profile: ProfileConfig?,
+                durability: AtomicFile.Durability = .deferred, logger: Logger) {
         self.layout = layout
         self.visualizer = visualizer
         self.profile = profile
-        self.store = store
+        self.durability = durability
         self.logger = logger
     }
 
-    /// Analyses one file and records it; returns the seconds of audio analysed.
-    public func process(_ file: LibraryFile, previous: TrackRecord?, isCancelled: () -> Bool = { false }) throws -> Double {
+    /// Analyses one file. `previous` is its full stored row, if any: outputs this run does not
+    /// recompute are kept from it while the file is unchanged.
+    public func process(_ file: LibraryFile, previous: TrackRecord?, isCancelled: () -> Bool = { false }) throws -> TrackOutcome {
         let key = OutputLayout.key(forRelativePath: file.relativePath)
+        var record = TrackRecord(file: file, key: key, analyzerVersion: NaviscanVersion.version,
+                                 analyzedAt: TrackProfile.timestamp(Date()), changedAt: Date().timeIntervalSince1970)
         let fileUnchanged = previous.map { $0.size == file.size && $0.mtime == file.mtime && $0.analyzerVersion == NaviscanVersion.version } ?? false
-        var record = TrackRecord(
-            relativePath: file.relativePath, key: key, size: file.size, mtime: file.mtime, status: .ok,
-            errorMessage: nil, duration: nil, codec: nil, sampleRate: nil, channels: nil,
-            analyzerVersion: NaviscanVersion.version, visFingerprint: nil, profileFingerprint: nil,
-            analyzedAt: TrackProfile.timestamp(Date()), changedAt: Date().timeIntervalSince1970, bpm: nil, bpmConfidence: nil, lufs: nil, gainDB: nil,
-            silenceEnd: nil, silenceStart: nil, silent: nil, profileJSON: nil)
-        // Outputs this scan does not recompute survive only if the file itself is unchanged.
         if fileUnchanged, let previous, previous.status == .ok {
-            if visualizer == nil { record.visFingerprint = previous.visFingerprint }
+            if visualizer == nil { record.visFingerprint = previous.visFingerprint; record.visStamp = previous.visStamp }
             if profile == nil { keepProfile(of: previous, in: &record) }
         }
         let visPath = visualizer.map { _ in layout.visPath(key: key) }
         let profilePath = layout.profilePath(key: key)
         do {
-            if let visPath { try OutputLayout.createWritableDirectory((visPath as NSString).deletingLastPathComponent) }
+            if let visPath { try Self.createOutputDirectory(for: visPath) }
             let analyzer = TrackAnalyzer(options: AnalysisOptions(visualizer: visualizer, profile: profile), logger: logger)
-            let analysis = try analyzer.analyze(path: file.path, visOutput: visPath, isCancelled: isCancelled)
+            let analysis = try analyzer.analyze(path: file.path, visOutput: visPath, durability: durability, isCancelled: isCancelled)
             record.duration = analysis.duration
             record.codec = analysis.stream.codec
             record.sampleRate = analysis.stream.sampleRate
             record.channels = analysis.stream.channels
-            if let vis = visualizer { record.visFingerprint = AnalysisFingerprint.visualizer(vis) }
+            record.contentHash = ContentHash.of(path: file.path, size: file.size)
+            if let vis = visualizer, let visPath {
+                record.visFingerprint = AnalysisFingerprint.visualizer(vis)
+                record.visStamp = OutputStamp.of(path: visPath)
+            }
             if let config = profile {
                 let profile = TrackProfile(relativePath: file.relativePath, analysis: analysis, config: config)
                 let json = try profile.jsonData()
-                try OutputLayout.createWritableDirectory((profilePath as NSString).deletingLastPathComponent)
-                let out = try AtomicFile(destination: profilePath)
-                try json.withUnsafeBytes { try out.write($0) }
-                try out.commit()
+                try Self.createOutputDirectory(for: profilePath)
+                try writeFile(json, to: profilePath)
                 record.profileFingerprint = AnalysisFingerprint.profile(config)
+                record.profileStamp = OutputStamp.of(path: profilePath)
                 record.bpm = profile.bpm
                 record.bpmConfidence = profile.bpmConfidence
                 record.lufs = profile.lufs
@@ -63,23 +82,70 @@ public final class TrackProcessor: @unchecked Sendable {
                 record.profileJSON = String(decoding: json, as: UTF8.self)
             }
             // Drop outputs left over from an older version of the file.
-            if record.visFingerprint == nil { try? FileManager.default.removeItem(atPath: layout.visPath(key: key)) }
-            if record.profileFingerprint == nil { try? FileManager.default.removeItem(atPath: profilePath) }
-            // The row is committed only once every file it describes exists.
-            try store.save(record)
-            return analysis.duration
+            if record.visFingerprint == nil { Self.removeFile(layout.visPath(key: key)) }
+            if record.profileFingerprint == nil { Self.removeFile(profilePath) }
+            return .analysed(record, seconds: analysis.duration)
         } catch let error as AnalysisCancelled {
             throw error
         } catch {
+            if let fault = Self.fault(error) { throw fault }
             record.status = .failed
             record.errorMessage = Self.reason(error)
+            record.failureKind = Self.isAccessError(error) ? .access : .file
             record.visFingerprint = nil
-            record.profileFingerprint = nil
+            record.visStamp = nil
             keepProfile(of: nil, in: &record)
-            try store.save(record)
             Self.removeOutputs(key: key, layout: layout)
-            throw error
+            return .failed(record, reason: record.errorMessage ?? "failed")
         }
+    }
+
+    /// Carries a moved file's analysis to its new path: the frame file is linked under the new key,
+    /// the profile rewritten with the new path. The old outputs stay until the new row is committed
+    /// (the caller then removes them with `removeOutputs`). Returns the new row, or nil when the old
+    /// outputs are not usable (the file is then analysed instead).
+    public func relink(_ relink: Relink, previous full: TrackRecord) throws -> TrackRecord? {
+        let file = relink.to
+        let key = OutputLayout.key(forRelativePath: file.relativePath)
+        var record = full
+        record.relativePath = file.relativePath
+        record.key = key
+        record.mtime = file.mtime
+        record.missingSince = nil
+        record.changedAt = Date().timeIntervalSince1970
+        do {
+            if full.visFingerprint != nil {
+                let from = layout.visPath(key: full.key), to = layout.visPath(key: key)
+                guard OutputStamp.of(path: from) == full.visStamp || full.visStamp == nil else { return nil }
+                try Self.createOutputDirectory(for: to)
+                Self.removeFile(to)
+                guard SystemPath.withCString(from, { f in SystemPath.withCString(to) { link(f, $0) } }) == 0 else {
+                    if errno == ENOENT { return nil }
+                    throw OutputFileError(path: to, code: errno, action: "cannot link the moved track's frames")
+                }
+                record.visStamp = OutputStamp.of(path: to)
+            }
+            if full.profileFingerprint != nil {
+                guard let json = full.profileJSON,
+                      var profile = try? JSONDecoder().decode(TrackProfile.self, from: Data(json.utf8)) else { return nil }
+                profile.relativePath = file.relativePath
+                let data = try profile.jsonData()
+                let to = layout.profilePath(key: key)
+                try Self.createOutputDirectory(for: to)
+                try writeFile(data, to: to)
+                record.profileJSON = String(decoding: data, as: UTF8.self)
+                record.profileStamp = OutputStamp.of(path: to)
+            }
+            return record
+        } catch {
+            throw Self.fault(error) ?? error
+        }
+    }
+
+    private func writeFile(_ data: Data, to path: String) throws {
+        let out = try AtomicFile(destination: path, durability: durability)
+        try data.withUnsafeBytes { try out.write($0) }
+        try out.commit()
     }
 
     /// What went wrong, without repeating the path the report already shows.
@@ -87,8 +153,29 @@ public final class TrackProcessor: @unchecked Sendable {
         (error as? DecodeError)?.reason ?? "\(error)"
     }
 
+    /// Could not open or read the file (permission, I/O error, gone mid-scan): worth retrying.
+    static func isAccessError(_ error: Error) -> Bool {
+        if case .unreadable = error as? DecodeError { return true }
+        return false
+    }
+
+    /// The error as a fault of the output (nil when it is the file's own problem).
+    static func fault(_ error: Error) -> LibraryError? {
+        switch error {
+        case let error as OutputFileError:
+            return .outputFault(path: error.path, reason: OutputFault.advice(code: error.code, fallback: error.reason))
+        case let error as LibraryError:
+            if error.isFault { return error }
+            if case .outputUnwritable(let path, let reason) = error { return .outputFault(path: path, reason: reason) }
+            return nil
+        default:
+            return nil
+        }
+    }
+
     private func keepProfile(of previous: TrackRecord?, in record: inout TrackRecord) {
         record.profileFingerprint = previous?.profileFingerprint
+        record.profileStamp = previous?.profileStamp
         record.bpm = previous?.bpm
         record.bpmConfidence = previous?.bpmConfidence
         record.lufs = previous?.lufs
@@ -99,8 +186,31 @@ public final class TrackProcessor: @unchecked Sendable {
         record.profileJSON = previous?.profileJSON
     }
 
-    static func removeOutputs(key: String, layout: OutputLayout) {
-        try? FileManager.default.removeItem(atPath: layout.visPath(key: key))
-        try? FileManager.default.removeItem(atPath: layout.profilePath(key: key))
+    private static func createOutputDirectory(for file: String) throws {
+        try OutputLayout.createWritableDirectory((file as NSString).deletingLastPathComponent)
+    }
+
+    static func removeFile(_ path: String) {
+        _ = SystemPath.withCString(path) { unlink($0) }
+    }
+
+    public static func removeOutputs(key: String, layout: OutputLayout) {
+        removeFile(layout.visPath(key: key))
+        removeFile(layout.profilePath(key: key))
+    }
+}
+
+/// Plain words for the errors an output directory meets.
+enum OutputFault {
+    static func advice(code: Int32, fallback: String) -> String {
+        switch code {
+        case ENOSPC: return "the disk is full; free some space (or use another --out) and run again"
+        case EDQUOT: return "the disk quota is used up; raise it (or use another --out) and run again"
+        case EROFS: return "the file system is read-only; remount it read-write (or use another --out) and run again"
+        case EIO: return "an I/O error; check the disk, then run again"
+        case ENOENT: return "the output folder vanished (an unmounted disk?); mount it and run again"
+        case EACCES, EPERM: return "permission denied; make the output folder writable (or use another --out) and run again"
+        default: return fallback
+        }
     }
 }

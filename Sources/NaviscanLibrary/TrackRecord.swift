@@ -6,12 +6,17 @@ public struct TrackRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
 
     public enum Status: String, Codable, Sendable { case ok, failed }
 
+    /// Why a track failed: its own content (not retried until the file changes) or access to it
+    /// (permission, I/O: retried by the next scan, the cause is usually fixed by then).
+    public enum FailureKind: String, Codable, Sendable { case file, access }
+
     public var relativePath: String
     public var key: String
     public var size: Int64
     public var mtime: Double
     public var status: Status
     public var errorMessage: String?
+    public var failureKind: FailureKind?
     public var duration: Double?
     public var codec: String?
     public var sampleRate: Int?
@@ -21,9 +26,20 @@ public struct TrackRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
     public var visFingerprint: String?
     /// Fingerprint of the profile parameters of the stored profile; nil when there is none.
     public var profileFingerprint: String?
+    /// Size and mtime of the frame file and the profile as written (`OutputStamp`): a file replaced
+    /// or truncated since no longer matches, and the track is analysed again.
+    public var visStamp: String?
+    public var profileStamp: String?
+    /// A hash of a few blocks of the audio payload (`ContentHash`): finds a moved file's old row.
+    public var contentHash: String?
+    /// Set while the file is absent but kept (the prune guard held it back); nil when present.
+    public var missingSince: Double?
     public var analyzedAt: String
-    /// When the row last changed (seconds since 1970): lets a server push changes made by a scan.
+    /// When the row last changed (seconds since 1970).
     public var changedAt: Double
+    /// The store's change sequence at the commit that wrote this row: strictly increasing in commit
+    /// order, so a watcher that remembers the last one it saw misses nothing.
+    public var seq: Int64
     public var bpm: Double?
     public var bpmConfidence: Double?
     public var lufs: Double?
@@ -34,12 +50,34 @@ public struct TrackRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
     /// The profile exactly as written to profiles/…/<key>.json.
     public var profileJSON: String?
 
+    /// A new row for a file about to be recorded (no outputs yet).
+    public init(file: LibraryFile, key: String, analyzerVersion: String, analyzedAt: String, changedAt: Double) {
+        relativePath = file.relativePath
+        self.key = key
+        size = file.size
+        mtime = file.mtime
+        status = .ok
+        self.analyzerVersion = analyzerVersion
+        self.analyzedAt = analyzedAt
+        self.changedAt = changedAt
+        seq = 0
+    }
+
     enum CodingKeys: String, CodingKey {
-        case relativePath = "relative_path", key, size, mtime, status, errorMessage = "error_message", duration
+        case relativePath = "relative_path", key, size, mtime, status, errorMessage = "error_message"
+        case failureKind = "failure_kind", duration
         case codec, sampleRate = "sample_rate", channels, analyzerVersion = "analyzer_version"
-        case visFingerprint = "vis_fingerprint", profileFingerprint = "profile_fingerprint", analyzedAt = "analyzed_at"
-        case changedAt = "changed_at"
+        case visFingerprint = "vis_fingerprint", profileFingerprint = "profile_fingerprint"
+        case visStamp = "vis_stamp", profileStamp = "profile_stamp", contentHash = "content_hash"
+        case missingSince = "missing_since", analyzedAt = "analyzed_at", changedAt = "changed_at", seq
         case bpm, bpmConfidence = "bpm_confidence", lufs, gainDB = "gain_db", silenceEnd = "silence_end"
         case silenceStart = "silence_start", silent, profileJSON = "profile_json"
     }
+
+    /// Every column but the profile JSON: what planning a scan reads for each of 100,000 rows.
+    static let planningColumns: [Column] = CodingKeys.allColumns.filter { $0.name != CodingKeys.profileJSON.rawValue }
+}
+
+extension TrackRecord.CodingKeys: CaseIterable {
+    static var allColumns: [Column] { allCases.map { Column($0.rawValue) } }
 }

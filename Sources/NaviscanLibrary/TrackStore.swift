@@ -1,42 +1,58 @@
 import Foundation
 import GRDB
 
-/// The SQLite store (GRDB), schema versioned by migrations. All access goes through one serial queue.
+/// One change the writer commits: a row written (stamped with the next change sequence) or removed.
+public enum StoreChange: Sendable {
+    case save(TrackRecord)
+    case delete(relativePath: String)
+}
+
+/// The SQLite store (GRDB), schema versioned by migrations, in WAL mode through a `DatabasePool`: a
+/// server reads while a scan writes. Writes are batched by the caller (`StoreWriter`); every saved row
+/// gets the next value of the store's change sequence inside the committing transaction.
 public final class TrackStore: @unchecked Sendable {
     public let path: String
-    private let queue: DatabaseQueue
+    private let pool: DatabasePool
 
     public init(path: String) throws {
         self.path = path
         do {
             var configuration = Configuration()
-            configuration.busyMode = .timeout(5)
-            queue = try DatabaseQueue(path: path, configuration: configuration)
-            try Self.migrate(queue)
-        } catch let error as DatabaseError {
-            throw LibraryError.store(path: path, reason: error.message ?? "\(error)")
-        }
-        // A store written by a newer naviscan may have migrations this one does not know.
-        let known = Set(Self.migrator.migrations)
-        let applied = try queue.read { try Self.migrator.appliedIdentifiers($0) }
-        if let unknown = applied.first(where: { !known.contains($0) }) {
-            throw LibraryError.store(path: path, reason: "it was written by a newer naviscan (schema step '\(unknown)'); upgrade naviscan or use a different --out")
+            configuration.busyMode = .timeout(10)
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try Self.migrate(pool)
+            // A store written by a newer naviscan may have migrations this one does not know.
+            let known = Set(Self.migrator.migrations)
+            let applied = try pool.read { try Self.migrator.appliedIdentifiers($0) }
+            if let unknown = applied.first(where: { !known.contains($0) }) {
+                throw LibraryError.storeFromNewerVersion(path: path, step: unknown)
+            }
+        } catch {
+            throw Self.libraryError(error, path: path)
         }
     }
 
     /// Each migration is its own transaction, but which ones are applied is read before it: two
     /// processes opening a new store at once (a scan and `serve`) can both try to apply the same
-    /// step, and the later one fails ("table already exists"). Its transaction rolled back, so it
-    /// reads the applied steps again and goes on.
-    private static func migrate(_ queue: DatabaseQueue) throws {
+    /// step, and the later one fails ("already exists") or finds the database busy. Its transaction
+    /// rolled back, so it reads the applied steps again and goes on. Any other error is final.
+    private static func migrate(_ pool: DatabasePool) throws {
         var attempt = 0
         while true {
             do {
-                return try migrator.migrate(queue)
-            } catch is DatabaseError where attempt < 20 {
+                return try migrator.migrate(pool)
+            } catch let error as DatabaseError where attempt < 20 && isRaceWithAnotherOpener(error) {
                 attempt += 1
                 usleep(UInt32(10_000 * attempt))
             }
+        }
+    }
+
+    private static func isRaceWithAnotherOpener(_ error: DatabaseError) -> Bool {
+        switch error.resultCode.primaryResultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED: return true
+        case .SQLITE_ERROR: return ["already exists", "duplicate column"].contains { (error.message ?? "").contains($0) }
+        default: return false
         }
     }
 
@@ -78,49 +94,108 @@ public final class TrackStore: @unchecked Sendable {
                 t.column("value", .text).notNull()
             }
         }
+        migrator.registerMigration("v3: change sequence, failure kind, output stamps, content hash, missing") { db in
+            try db.alter(table: TrackRecord.databaseTableName) { t in
+                t.add(column: "seq", .integer).notNull().defaults(to: 0)
+                t.add(column: "failure_kind", .text)
+                t.add(column: "vis_stamp", .text)
+                t.add(column: "profile_stamp", .text)
+                t.add(column: "content_hash", .text)
+                t.add(column: "missing_since", .double)
+            }
+            try db.create(index: "track_seq", on: TrackRecord.databaseTableName, columns: ["seq"])
+            try db.create(index: "track_size", on: TrackRecord.databaseTableName, columns: ["size"])
+            // Rows from before the sequence existed count as already seen.
+            try db.execute(sql: "UPDATE track SET seq = rowid")
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (name, value) VALUES ('change_seq', (SELECT COALESCE(MAX(seq), 0) FROM track))")
+        }
         return migrator
     }
 
+    // MARK: writes (one transaction per batch)
+
+    /// Commits `changes` in one transaction; returns the last change sequence assigned.
+    @discardableResult
+    public func commit(_ changes: [StoreChange]) throws -> Int64 {
+        do {
+            return try pool.write { db in
+                var seq = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE name = 'change_seq'") ?? 0
+                for change in changes {
+                    switch change {
+                    case .save(var record):
+                        seq += 1
+                        record.seq = seq
+                        try record.save(db)
+                    case .delete(let relativePath):
+                        _ = try TrackRecord.deleteOne(db, key: relativePath)
+                    }
+                }
+                try db.execute(sql: "INSERT OR REPLACE INTO meta (name, value) VALUES ('change_seq', ?)", arguments: ["\(seq)"])
+                return seq
+            }
+        } catch {
+            throw Self.libraryError(error, path: path)
+        }
+    }
+
+    public func save(_ record: TrackRecord) throws { try commit([.save(record)]) }
+
+    public func delete(relativePath: String) throws { try commit([.delete(relativePath: relativePath)]) }
+
+    /// Marks `relativePaths` as absent but kept (`missing_since`), or present again when `at` is nil.
+    public func setMissing(_ relativePaths: [String], since at: Double?) throws {
+        guard !relativePaths.isEmpty else { return }
+        try write { db in
+            for chunk in relativePaths.chunked(500) {
+                try db.execute(sql: "UPDATE track SET missing_since = ? WHERE relative_path IN (\(databaseQuestionMarks(count: chunk.count)))",
+                               arguments: StatementArguments([at] + chunk.map { $0 as DatabaseValueConvertible? }))
+            }
+        }
+    }
+
+    public func setMeta(_ name: String, _ value: String) throws {
+        try write { try $0.execute(sql: "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", arguments: [name, value]) }
+    }
+
+    // MARK: reads
+
+    /// Every row without its profile JSON: what a scan plans from.
+    public func planningTracks() throws -> [TrackRecord] {
+        try read { try TrackRecord.select(TrackRecord.planningColumns).fetchAll($0) }
+    }
+
     public func allTracks() throws -> [TrackRecord] {
-        try queue.read { try TrackRecord.fetchAll($0) }
+        try read { try TrackRecord.fetchAll($0) }
     }
 
     public func track(relativePath: String) throws -> TrackRecord? {
-        try queue.read { try TrackRecord.fetchOne($0, key: relativePath) }
-    }
-
-    public func save(_ record: TrackRecord) throws {
-        try queue.write { try record.save($0) }
-    }
-
-    public func delete(relativePath: String) throws {
-        _ = try queue.write { try TrackRecord.deleteOne($0, key: relativePath) }
+        try read { try TrackRecord.fetchOne($0, key: relativePath) }
     }
 
     public func count() throws -> Int {
-        try queue.read { try TrackRecord.fetchCount($0) }
+        try read { try TrackRecord.fetchCount($0) }
     }
 
-    /// The library this store describes, as the last scan recorded it.
-    public func setLibraryRoot(_ path: String) throws {
-        try queue.write { try $0.execute(sql: "INSERT OR REPLACE INTO meta (name, value) VALUES ('library_root', ?)", arguments: [path]) }
+    public func meta(_ name: String) throws -> String? {
+        try read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = ?", arguments: [name]) }
     }
 
-    public func libraryRoot() throws -> String? {
-        try queue.read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = 'library_root'") }
-    }
+    /// The library this store describes, as the last trusted scan recorded it.
+    public func libraryRoot() throws -> String? { try meta(MetaKey.libraryRoot) }
 
-    // Async reads run on GRDB's own queue, never on the caller's thread (the server's event loops).
+    public func setLibraryRoot(_ path: String) throws { try setMeta(MetaKey.libraryRoot, path) }
+
+    // Async reads run on GRDB's reader pool, never on the caller's thread (the server's event loops).
 
     public func track(relativePath: String) async throws -> TrackRecord? {
-        try await queue.read { try TrackRecord.fetchOne($0, key: relativePath) }
+        try await asyncRead { try TrackRecord.fetchOne($0, key: relativePath) }
     }
 
     /// The stored profile JSON of each path that has one.
     public func profiles(relativePaths: [String]) async throws -> [String: String] {
-        try await queue.read { db in
+        try await asyncRead { db in
             var found: [String: String] = [:]
-            for chunk in stride(from: 0, to: relativePaths.count, by: 500).map({ Array(relativePaths[$0..<min($0 + 500, relativePaths.count)]) }) {
+            for chunk in relativePaths.chunked(500) {
                 let rows = try Row.fetchAll(db, sql: "SELECT relative_path, profile_json FROM track WHERE status = 'ok' AND profile_json IS NOT NULL AND relative_path IN (\(databaseQuestionMarks(count: chunk.count)))",
                                             arguments: StatementArguments(chunk))
                 for row in rows { found[row["relative_path"]] = row["profile_json"] }
@@ -132,17 +207,96 @@ public final class TrackStore: @unchecked Sendable {
     public struct Counts: Sendable { public var profiles: Int; public var vis: Int }
 
     public func counts() async throws -> Counts {
-        try await queue.read { db in
+        try await asyncRead { db in
             Counts(profiles: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM track WHERE status = 'ok' AND profile_fingerprint IS NOT NULL") ?? 0,
                    vis: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM track WHERE status = 'ok' AND vis_fingerprint IS NOT NULL") ?? 0)
         }
     }
 
-    /// Tracks analysed successfully after `time`, oldest first.
-    public func analysedSince(_ time: Double) async throws -> [(relativePath: String, changedAt: Double)] {
-        try await queue.read { db in
-            try Row.fetchAll(db, sql: "SELECT relative_path, changed_at FROM track WHERE changed_at > ? AND status = 'ok' ORDER BY changed_at", arguments: [time])
-                .map { ($0["relative_path"], $0["changed_at"]) }
+    /// The last change sequence committed.
+    public func latestSequence() async throws -> Int64 {
+        try await asyncRead { try Int64.fetchOne($0, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE name = 'change_seq'") ?? 0 }
+    }
+
+    /// Rows written after sequence `after`, in commit order (at most `limit`).
+    public func changes(after: Int64, limit: Int = 1000) async throws -> [(relativePath: String, seq: Int64, status: TrackRecord.Status, error: String?)] {
+        try await asyncRead { db in
+            try Row.fetchAll(db, sql: "SELECT relative_path, seq, status, error_message FROM track WHERE seq > ? ORDER BY seq LIMIT ?",
+                             arguments: [after, limit])
+                .map { ($0["relative_path"], $0["seq"], TrackRecord.Status(rawValue: $0["status"]) ?? .failed, $0["error_message"]) }
         }
     }
+
+    // MARK: damage and the way out
+
+    /// Moves a damaged store (and its WAL files) aside as `naviscan.db.damaged-TIME`; returns that name.
+    public static func setAside(path: String) throws -> String {
+        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
+        let aside = "\(path).damaged-\(stamp)"
+        let fm = FileManager.default
+        if fm.fileExists(atPath: path) {
+            do { try fm.moveItem(atPath: path, toPath: aside) } catch {
+                throw LibraryError.storeFault(path: path, reason: "cannot move it aside (\(plainReason(error)))")
+            }
+        }
+        for suffix in ["-wal", "-shm"] where fm.fileExists(atPath: path + suffix) {
+            try? fm.moveItem(atPath: path + suffix, toPath: aside + suffix)
+        }
+        return aside
+    }
+
+    /// A GRDB/SQLite error as what it means for a self-hoster.
+    static func libraryError(_ error: Error, path: String) -> Error {
+        guard let error = error as? DatabaseError else { return error }
+        let message = error.message ?? "\(error.resultCode)"
+        switch error.resultCode.primaryResultCode {
+        case .SQLITE_CORRUPT, .SQLITE_NOTADB:
+            return LibraryError.storeDamaged(path: path, reason: message)
+        case .SQLITE_FULL:
+            return LibraryError.storeFault(path: path, reason: "the disk is full")
+        case .SQLITE_IOERR:
+            return LibraryError.storeFault(path: path, reason: "an I/O error (\(message)); check the disk")
+        case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN, .SQLITE_AUTH:
+            return LibraryError.storeFault(path: path, reason: "it cannot be written (\(message)); check the permissions of its folder, or use another --out")
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return LibraryError.storeFault(path: path, reason: "it stayed locked by another program for 10 s")
+        default:
+            return LibraryError.store(path: path, reason: message)
+        }
+    }
+
+    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try pool.read(body) } catch { throw Self.libraryError(error, path: path) }
+    }
+
+    private func write<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try pool.write(body) } catch { throw Self.libraryError(error, path: path) }
+    }
+
+    private func asyncRead<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do { return try await pool.read(body) } catch { throw Self.libraryError(error, path: path) }
+    }
+}
+
+/// The names of the store's `meta` rows.
+public enum MetaKey {
+    public static let libraryRoot = "library_root"
+    /// The device number of the library root at the last trusted scan (a mount that is down differs).
+    public static let libraryDevice = "library_device"
+}
+
+extension Array {
+    func chunked(_ size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
+    }
+}
+
+/// The system's reason inside a Foundation error, without its domain and code.
+func plainReason(_ error: Error) -> String {
+    let ns = error as NSError
+    if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+        return String(cString: strerror(Int32(underlying.code)))
+    }
+    if ns.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(ns.code))) }
+    return ns.localizedDescription
 }

@@ -13,7 +13,7 @@ import NIOCore
 ///     GET  /smart-dj/profile?relative_path=P
 ///     GET  /smart-dj/bulk-profiles?paths=P1,P2     (also repeated paths=, or POST a JSON array / {"paths": […]})
 ///     GET  /visualizer/frames?relative_path=P      (JSON; raw VisFrameBuffer with Accept: application/octet-stream or &format=binary)
-///     POST /visualizer/precompute {"relative_path": P}
+///     POST /visualizer/precompute {"relative_path": P}   (GET …?relative_path=P: its state)
 ///     WS   /ws/push                                 ({"event": "track_analyzed", "relative_path": P})
 public enum NaviscanAPI {
     /// Builds the application: routes, middleware, the store watcher. Run it with `runService()`.
@@ -26,8 +26,10 @@ public enum NaviscanAPI {
         let store = try TrackStore(path: layout.databasePath)
         let library = try configuration.library ?? store.libraryRoot()
         let hub = PushHub()
-        let processor = TrackProcessor(layout: layout, visualizer: VisualizerConfig(), profile: ProfileConfig(), store: store, logger: logger)
-        let precompute = PrecomputeQueue(processor: processor, store: store, workers: configuration.precomputeJobs, logger: logger)
+        let processor = TrackProcessor(layout: layout, visualizer: VisualizerConfig(), profile: ProfileConfig(),
+                                       durability: .immediate, logger: logger)
+        let precompute = PrecomputeQueue(processor: processor, store: store, hub: hub, workers: configuration.precomputeJobs,
+                                         capacity: configuration.precomputeQueueCapacity, logger: logger)
         let visSize = VisCacheSize(directory: layout.visDirectory)
         let fileIO = FileIO()
 
@@ -109,16 +111,32 @@ public enum NaviscanAPI {
             let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
             let path = try RelativePath.validate(object?["relative_path"] as? String)
             guard let library else { throw APIError(status: .serviceUnavailable, message: "the library root is unknown; start the server with --library") }
-            let absolute = library + "/" + path
-            let info = try await Task.detached { () -> (Int64, Double)? in
-                guard let attributes = try? FileManager.default.attributesOfItem(atPath: absolute),
-                      attributes[.type] as? FileAttributeType == .typeRegular else { return nil }
-                return ((attributes[.size] as? NSNumber)?.int64Value ?? 0,
-                        LibraryWalker.modificationTime(path: absolute) ?? 0)
-            }.value
-            guard let (size, mtime) = info else { throw APIError.notFound("no file \(path) in the library") }
-            await precompute.enqueue(LibraryFile(relativePath: path, path: absolute, size: size, mtime: mtime))
-            return JSONBody.response(status: .accepted, object: ["status": "queued", "relative_path": path])
+            let file = try await Task.detached { try LibraryTrackFile.resolve(path, library: library) }.value
+            if let record = try await store.track(relativePath: path),
+               !PrecomputeQueue.needsAnalysis(file, record, processor: processor) {
+                return JSONBody.response(status: .accepted, object: ["status": "unchanged", "relative_path": path])
+            }
+            switch await precompute.enqueue(file) {
+            case .queued, .alreadyQueued:
+                return JSONBody.response(status: .accepted, object: ["status": "queued", "relative_path": path])
+            case .full:
+                throw APIError(status: .serviceUnavailable,
+                               message: "the precompute queue is full (\(precompute.capacity) tracks); retry in a minute")
+            }
+        }
+
+        router.get("/visualizer/precompute") { request, _ -> Response in
+            let path = try RelativePath.validate(request.uri.queryParameters.get("relative_path"))
+            var answer: [String: Any] = ["relative_path": path]
+            if let state = await precompute.state(of: path) {
+                answer["status"] = state.rawValue
+            } else if let record = try await store.track(relativePath: path) {
+                answer["status"] = record.status == .ok ? "done" : "failed"
+                if let error = record.errorMessage { answer["error"] = error }
+            } else {
+                answer["status"] = "unknown"
+            }
+            return JSONBody.response(object: answer)
         }
 
         router.ws("/ws/push") { _, _ in

@@ -3,56 +3,94 @@ import Logging
 import NaviscanCore
 import NaviscanLibrary
 
-/// The server's own worker pool for POST /visualizer/precompute: tracks are analysed on dispatch
-/// threads (never on the event loops), a few at a time; the result lands in the store, and the store
-/// watcher tells the WebSocket clients.
+/// The server's own workers for POST /visualizer/precompute. A bounded queue (duplicates collapse);
+/// each track is analysed on a dispatch thread, never on the event loops, under the same lock a
+/// scan holds (OUT/naviscan.lock), so a precompute and a scan never write the store or its files at
+/// once: while a scan runs, a precompute waits for it (and usually finds its track done by then). The
+/// row is committed with the next change sequence, so the store watcher pushes the result: a
+/// `track_analyzed` or a `track_failed` event.
 actor PrecomputeQueue {
+    enum Admission: Equatable { case queued, alreadyQueued, full }
+    enum State: String { case queued, running }
+
+    nonisolated let capacity: Int
     private let processor: TrackProcessor
     private let store: TrackStore
+    private let hub: PushHub
+    private let layout: OutputLayout
     private let workers: Int
     private var pending: [LibraryFile] = []
-    private var queued: Set<String> = []
+    private var states: [String: State] = [:]
     private var running = 0
     private let logger: Logger
 
-    init(processor: TrackProcessor, store: TrackStore, workers: Int, logger: Logger) {
+    init(processor: TrackProcessor, store: TrackStore, hub: PushHub, workers: Int, capacity: Int = 256, logger: Logger) {
         self.processor = processor
         self.store = store
+        self.hub = hub
+        layout = processor.layout
         self.workers = max(1, workers)
+        self.capacity = capacity
         self.logger = logger
     }
 
-    /// Queues a track; a track already waiting or running is not queued twice.
-    func enqueue(_ file: LibraryFile) {
-        guard !queued.contains(file.relativePath) else { return }
-        queued.insert(file.relativePath)
+    func state(of relativePath: String) -> State? { states[relativePath] }
+
+    /// Queues a track; one already waiting or running is not queued twice.
+    func enqueue(_ file: LibraryFile) -> Admission {
+        if states[file.relativePath] != nil { return .alreadyQueued }
+        guard pending.count < capacity else { return .full }
+        states[file.relativePath] = .queued
         pending.append(file)
         startWorkers()
+        return .queued
     }
 
     private func startWorkers() {
         while running < workers, !pending.isEmpty {
             let file = pending.removeFirst()
             running += 1
+            states[file.relativePath] = .running
             Task { await self.run(file) }
         }
     }
 
     private func run(_ file: LibraryFile) async {
-        let processor = self.processor, store = self.store, logger = self.logger
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        let processor = self.processor, store = self.store, layout = self.layout, logger = self.logger
+        // A fault (disk full, store unwritable) records nothing: the client hears of it here.
+        let fault = await withCheckedContinuation { (done: CheckedContinuation<String?, Never>) in
             DispatchQueue.global(qos: .utility).async {
+                var fault: String?
+                defer { done.resume(returning: fault) }
+                // Wait while a scan holds the output directory.
+                var lock: ScanLock?
+                while lock == nil {
+                    lock = ScanLock.attempt(path: layout.lockPath, outputDirectory: layout.root, owner: .precompute)
+                    if lock == nil { usleep(500_000) }
+                }
+                defer { withExtendedLifetime(lock) {} }
                 do {
                     let previous = try store.track(relativePath: file.relativePath)
-                    _ = try processor.process(file, previous: previous)
+                    if let previous, !Self.needsAnalysis(file, previous, processor: processor) { return }
+                    let outcome = try processor.process(file, previous: previous)
+                    try store.commit([.save(outcome.record)])
                 } catch {
+                    fault = "\(error)"
                     logger.warning("precompute failed", metadata: ["path": "\(file.relativePath)", "error": "\(error)"])
                 }
-                done.resume()
             }
         }
+        if let fault { await hub.trackFailed(file.relativePath, reason: fault) }
         running -= 1
-        queued.remove(file.relativePath)
+        states[file.relativePath] = nil
         startWorkers()
+    }
+
+    /// The scan's own rule: size, mtime, analyser version, parameters and output files.
+    nonisolated static func needsAnalysis(_ file: LibraryFile, _ record: TrackRecord, processor: TrackProcessor) -> Bool {
+        var options = ScanOptions(library: "", output: processor.layout.root, visualizer: processor.visualizer,
+                                  profile: processor.profile, jobs: 1)
+        options.retryFailed = false
+        return ScanPlanner(options: options).needsAnalysis(file, record)
     }
 }

@@ -17,9 +17,18 @@ actor PushHub {
         clients.removeValue(forKey: id)?.finish()
     }
 
+    /// `{"event": "track_analyzed", "relative_path": P}`
     func trackAnalyzed(_ relativePath: String) {
-        let data = (try? JSONSerialization.data(withJSONObject: ["event": "track_analyzed", "relative_path": relativePath],
-                                                options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        send(["event": "track_analyzed", "relative_path": relativePath])
+    }
+
+    /// `{"event": "track_failed", "relative_path": P, "error": reason}`
+    func trackFailed(_ relativePath: String, reason: String) {
+        send(["event": "track_failed", "relative_path": relativePath, "error": reason])
+    }
+
+    private func send(_ event: [String: String]) {
+        let data = (try? JSONSerialization.data(withJSONObject: event, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
         let text = String(decoding: data, as: UTF8.self)
         for continuation in clients.values { continuation.yield(text) }
     }

@@ -9,6 +9,8 @@ public struct ServerConfiguration: Sendable {
     public var port: Int = 8000
     /// Worker threads for POST /visualizer/precompute.
     public var precomputeJobs: Int = 1
+    /// Tracks waiting for a precompute worker at most; more are answered 503.
+    public var precomputeQueueCapacity: Int = 256
     /// How often the store is polled for changes to push over /ws/push.
     public var pollInterval: Duration = .milliseconds(500)
 

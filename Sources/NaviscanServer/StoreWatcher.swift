@@ -3,8 +3,10 @@ import Logging
 import NaviscanLibrary
 import ServiceLifecycle
 
-/// Polls the store for tracks analysed since the last look (by a scan running beside the server, or
-/// by a precompute) and pushes one event per track.
+/// Follows the store's change sequence (stamped at commit, in commit order) and pushes one event
+/// per row written since the last look: by a scan running beside the server or by a precompute.
+/// Because it remembers a sequence number, not a time, no commit can slip past it, however many
+/// workers commit and in whatever order they finish.
 struct StoreWatcher: Service {
     let store: TrackStore
     let hub: PushHub
@@ -17,14 +19,23 @@ struct StoreWatcher: Service {
     }
 
     private func poll() async {
-        var last = Date().timeIntervalSince1970
+        var last = (try? await store.latestSequence()) ?? 0
         while !Task.isCancelled {
             try? await Task.sleep(for: interval)
             do {
-                for change in try await store.analysedSince(last) {
-                    await hub.trackAnalyzed(change.relativePath)
-                    last = max(last, change.changedAt)
+                while true {
+                    let changes = try await store.changes(after: last)
+                    for change in changes {
+                        switch change.status {
+                        case .ok: await hub.trackAnalyzed(change.relativePath)
+                        case .failed: await hub.trackFailed(change.relativePath, reason: change.error ?? "failed")
+                        }
+                        last = change.seq
+                    }
+                    if changes.count < 1000 { break }
                 }
+            } catch is CancellationError {
+                return
             } catch {
                 logger.warning("store poll failed", metadata: ["error": "\(error)"])
             }

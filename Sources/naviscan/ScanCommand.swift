@@ -11,9 +11,14 @@ struct ScanCommand: ParsableCommand {
         abstract: "Analyse every track of a music library: parallel, incremental, resumable.",
         discussion: """
             Results go to --out (default LIBRARY/.naviscan): naviscan.db (SQLite), profiles/…/<key>.json and \
-            vis/…/<key>.vis. Unchanged tracks are skipped; tracks gone from the library are pruned. \
-            Ctrl-C stops cleanly and the next run resumes. Exit status: 0 when every supported file was \
-            analysed or unchanged, 1 when some failed, 2 for usage or fatal errors.
+            vis/…/<key>.vis. Unchanged tracks are skipped; moved files keep their analysis; tracks gone from \
+            the library are pruned, unless the library looks unmounted, a folder could not be read, or more \
+            than --prune-threshold of the tracks vanished at once (they are then kept as missing until a \
+            scan with --prune). Ctrl-C stops cleanly and the next run resumes.
+
+            Exit status: 0 when every supported file was analysed or unchanged, 1 when some failed or the \
+            scan was interrupted, 2 for usage or fatal errors, 3 when the output or the store failed (disk \
+            full, read-only, I/O error, damaged store): nothing stored is lost; fix it and run again.
             """
     )
 
@@ -35,6 +40,18 @@ struct ScanCommand: ParsableCommand {
     @Flag(help: "Re-analyse every track, even unchanged ones.")
     var force = false
 
+    @Flag(help: "Retry the tracks that failed before, even if their files did not change.")
+    var retryFailed = false
+
+    @Flag(help: "Remove the tracks gone from the library even when the prune guard would keep them.")
+    var prune = false
+
+    @Option(help: "Percent of the stored tracks that may vanish in one scan before they are kept instead of removed.")
+    var pruneThreshold: Double = 20
+
+    @Flag(help: "Set a damaged store aside (naviscan.db.damaged-TIME) and start a new one; every track is analysed again.")
+    var rebuildStore = false
+
     @Flag(help: "No progress output.")
     var quiet = false
 
@@ -47,6 +64,7 @@ struct ScanCommand: ParsableCommand {
 
     func validate() throws {
         guard jobs >= 1 && jobs <= 256 else { throw ValidationError("--jobs must be between 1 and 256, got \(jobs)") }
+        guard (0...100).contains(pruneThreshold) else { throw ValidationError("--prune-threshold is a percentage, 0 to 100; got \(pruneThreshold)") }
     }
 
     func run() throws {
@@ -54,11 +72,15 @@ struct ScanCommand: ParsableCommand {
         let both = !vis && !dj
         let libraryPath = URL(fileURLWithPath: library).standardizedFileURL.path
         let output = URL(fileURLWithPath: out ?? libraryPath + "/.naviscan").standardizedFileURL.path
-        let options = ScanOptions(
+        var options = ScanOptions(
             library: libraryPath, output: output,
             visualizer: (vis || both) ? try visualizer.makeConfig() : nil,
             profile: (dj || both) ? try profile.makeConfig() : nil,
             jobs: jobs, force: force)
+        options.retryFailed = retryFailed
+        options.prune = prune
+        options.pruneThreshold = pruneThreshold / 100
+        options.rebuildStore = rebuildStore
         let scanner = LibraryScanner(options: options, logger: logger)
 
         let signals = Self.installStopHandlers(scanner)
@@ -71,7 +93,7 @@ struct ScanCommand: ParsableCommand {
         } catch {
             reporter?.stop()
             FileHandle.standardError.write(Data("naviscan: \(error)\n".utf8))
-            throw ExitCode(2)
+            throw ExitCode((error as? LibraryError)?.isFault == true ? 3 : 2)
         }
         reporter?.stop()
         if json {
@@ -80,6 +102,11 @@ struct ScanCommand: ParsableCommand {
             FileHandle.standardOutput.write(try encoder.encode(summary) + Data("\n".utf8))
         } else if !quiet || summary.failed > 0 {
             FileHandle.standardError.write(Data(Self.describe(summary, library: libraryPath).utf8))
+        }
+        if let fault = summary.fault {
+            FileHandle.standardError.write(Data(("naviscan: stopped: \(fault)\nNothing stored was lost; "
+                + "\(summary.pending) tracks are left to analyse: fix this and run the scan again.\n").utf8))
+            throw ExitCode(3)
         }
         if summary.failed > 0 || summary.interrupted { throw ExitCode(1) }
     }
@@ -105,6 +132,13 @@ struct ScanCommand: ParsableCommand {
             + "\(s.unsupported) unsupported, \(s.pruned) removed from the store\n"
         text += String(format: "%.2f h of audio analysed in %@ (%.0fx realtime)%@\n", s.audioSeconds / 3600,
                        formatClock(s.wallSeconds), s.realtimeFactor, s.interrupted ? "; interrupted, run again to resume" : "")
+        if s.relinked > 0 { text += "\(s.relinked) moved or renamed files kept their analysis\n" }
+        if let held = s.pruneHeldBack {
+            text += "Kept \(s.keptMissing) tracks that are gone from the library, as missing: \(held). "
+                + "If they were removed on purpose, run the scan again with --prune.\n"
+        }
+        if s.unverified > 0 { text += "\(s.unverified) stored tracks are in folders that could not be read this time; they were kept\n" }
+        if let aside = s.storeSetAside { text += "The damaged store was moved to \(aside)\n" }
         if !s.failures.isEmpty {
             text += "Failed:\n"
             for f in s.failures.prefix(10) { text += "  \(f.relativePath): \(f.reason)\n" }

@@ -88,7 +88,7 @@ struct LibraryScannerTests {
         let library = try LibraryFixture.make(in: scratch)
         let out = scratch + "/out"
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        let held = try ScanLock(path: out + "/naviscan.lock", outputDirectory: out)
+        let held = try ScanLock(path: out + "/naviscan.lock", outputDirectory: out, owner: .scan)
         let error = #expect(throws: LibraryError.self) { try library.scan(out: out) }
         if case .alreadyRunning = error {} else { Issue.record("expected alreadyRunning, got \(String(describing: error))") }
         withExtendedLifetime(held) {}

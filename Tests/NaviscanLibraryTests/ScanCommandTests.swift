@@ -10,9 +10,10 @@ struct NaviscanProcess {
         return root + "/.build/debug/naviscan"
     }
 
-    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
+    /// Starts naviscan (or `program`, e.g. a wrapper that runs it as another user).
+    static func start(_ arguments: [String], environment: [String: String] = [:], program: String = executable) throws -> (Process, Pipe, Pipe) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
+        process.executableURL = URL(fileURLWithPath: program)
         process.arguments = arguments
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
@@ -25,8 +26,8 @@ struct NaviscanProcess {
     }
 
     @discardableResult
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let (process, out, err) = try start(arguments, environment: environment)
+    static func run(_ arguments: [String], environment: [String: String] = [:], program: String = executable) throws -> (status: Int32, stdout: String, stderr: String) {
+        let (process, out, err) = try start(arguments, environment: environment, program: program)
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

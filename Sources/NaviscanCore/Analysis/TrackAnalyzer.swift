@@ -36,11 +36,12 @@ public final class TrackAnalyzer {
     /// Decodes `path` once; writes visualizer frames to `visOutput` when the options ask for them.
     /// `isCancelled` is polled once per block; when it returns true the analysis stops with
     /// `AnalysisCancelled` and nothing is written.
-    public func analyze(path: String, visOutput: String? = nil, isCancelled: () -> Bool = { false }) throws -> TrackAnalysis {
+    public func analyze(path: String, visOutput: String? = nil, durability: AtomicFile.Durability = .immediate,
+                        isCancelled: () -> Bool = { false }) throws -> TrackAnalysis {
         let decoder = try AudioDecoderFactory.open(path: path)
         var writer: VisFrameWriter?
         if let config = options.visualizer, let visOutput {
-            writer = try VisFrameWriter(path: visOutput, config: config)
+            writer = try VisFrameWriter(path: visOutput, config: config, durability: durability)
         }
         let result = try analyze(decoder: decoder, visSink: writer, isCancelled: isCancelled)
         try writer?.finish(duration: result.duration, sourceSampleRate: result.stream.sampleRate,

@@ -22,7 +22,7 @@ public enum FormatSniffer {
     static let syncSearchBytes = 8192
 
     public static func sniff(path: String) throws -> SniffedFormat {
-        let fd = open(path, O_RDONLY)
+        let fd = SystemPath.withCString(path) { open($0, O_RDONLY) }
         guard fd >= 0 else {
             throw DecodeError.unreadable(path: path, reason: String(cString: strerror(errno)))
         }

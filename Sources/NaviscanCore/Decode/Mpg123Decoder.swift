@@ -36,7 +36,7 @@ public final class Mpg123Decoder: AudioDecoder {
                           Int32(naviscan_mpg123_float32))
         }
         var opened: Int32 = 0
-        stream = naviscan_mpg123_open_buffered(mh, path, &opened)
+        stream = SystemPath.withCString(path) { naviscan_mpg123_open_buffered(mh, $0, &opened) }
         guard stream != nil else {
             let reason = opened == MPG123_ERR.rawValue && errno != 0 ? String(cString: strerror(errno)) : "libmpg123: " + String(cString: mpg123_strerror(mh))
             mpg123_delete(mh)

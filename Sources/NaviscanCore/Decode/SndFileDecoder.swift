@@ -10,7 +10,7 @@ public final class SndFileDecoder: AudioDecoder {
     public init(path: String) throws {
         self.path = path
         var sfInfo = SF_INFO()
-        guard let handle = sf_open(path, Int32(SFM_READ), &sfInfo) else {
+        guard let handle = SystemPath.withCString(path, { sf_open($0, Int32(SFM_READ), &sfInfo) }) else {
             let reason = String(cString: sf_strerror(nil))
             throw DecodeError.corrupt(path: path, reason: "libsndfile: \(reason)")
         }

@@ -19,7 +19,7 @@ public final class VisFrameBuffer {
 
     public init(path: String) throws {
         self.path = path
-        let fd = open(path, O_RDONLY)
+        let fd = SystemPath.withCString(path) { open($0, O_RDONLY) }
         guard fd >= 0 else { throw VisFrameError.io(path: path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
         var st = stat()

@@ -19,9 +19,9 @@ public final class VisFrameWriter: VisFrameSink {
     private var buffered = 0
     public private(set) var frameCount = 0
 
-    public init(path: String, config: VisualizerConfig) throws {
+    public init(path: String, config: VisualizerConfig, durability: AtomicFile.Durability = .immediate) throws {
         self.config = config
-        file = try AtomicFile(destination: path)
+        file = try AtomicFile(destination: path, durability: durability)
         let stride = config.bandCount * config.encoding.bytesPerValue
         bufferCapacity = max(64 * 1024 / stride, 1) * stride
         buffer = .allocate(byteCount: bufferCapacity, alignment: 64)

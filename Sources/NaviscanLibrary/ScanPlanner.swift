@@ -1,0 +1,167 @@
+import NaviscanCore
+
+/// A file to analyse, with the row it had (nil when new).
+public struct WorkItem: Sendable {
+    public var file: LibraryFile
+    public var previous: TrackRecord?
+}
+
+/// A stored track that moved: the file at `to` has the same audio as the vanished row `from`.
+public struct Relink: Sendable {
+    public var from: TrackRecord
+    public var to: LibraryFile
+}
+
+/// What a scan will do, decided before any audio is read.
+public struct ScanPlan: Sendable {
+    public var work: [WorkItem] = []
+    public var unchanged = 0
+    /// Unchanged files that failed before: listed again, not retried.
+    public var knownFailures: [ScanFailure] = []
+    public var relinks: [Relink] = []
+    /// Rows of files gone from the library, to delete with their outputs.
+    public var prune: [TrackRecord] = []
+    /// Rows of files gone from the library, kept because the prune guard held (marked missing).
+    public var keptMissing: [TrackRecord] = []
+    /// Rows marked missing earlier whose files are back.
+    public var reappeared: [String] = []
+    /// Stored tracks under folders that could not be read this time: left as they are.
+    public var unverified = 0
+    /// Why tracks that vanished were kept instead of pruned; nil when nothing was held back.
+    public var pruneHeldBack: String?
+    /// The walk saw the library the store describes: its identity can be recorded.
+    public var libraryTrusted = false
+}
+
+/// The library's identity as the store recorded it at the last trusted scan.
+public struct LibraryIdentity: Sendable, Equatable {
+    public var root: String?
+    public var device: UInt64?
+
+    public init(root: String?, device: UInt64?) {
+        self.root = root
+        self.device = device
+    }
+}
+
+/// Walk + store → plan. Pure decisions: file contents are reached only through `outputStamp` (to
+/// see that a track's outputs are the ones its row describes) and `contentHash` (to recognise a moved
+/// file), so the rules are testable without audio.
+public struct ScanPlanner {
+    public var options: ScanOptions
+    public var layout: OutputLayout
+    public var outputStamp: (String) -> String? = OutputStamp.of(path:)
+    public var contentHash: (LibraryFile) -> String? = { ContentHash.of(path: $0.path, size: $0.size) }
+
+    public init(options: ScanOptions) {
+        self.options = options
+        layout = OutputLayout(root: options.output)
+    }
+
+    public func plan(listing: LibraryListing, stored: [TrackRecord], identity: LibraryIdentity) -> ScanPlan {
+        var plan = ScanPlan()
+        var byPath: [String: TrackRecord] = [:]
+        byPath.reserveCapacity(stored.count)
+        for record in stored { byPath[record.relativePath] = record }
+        let present = Set(listing.files.map(\.relativePath))
+
+        var vanished: [TrackRecord] = []
+        for record in stored where !present.contains(record.relativePath) {
+            if listing.isUnverified(record.relativePath) { plan.unverified += 1 } else { vanished.append(record) }
+        }
+
+        // Moved files: a new path whose audio matches a vanished row is re-linked, not decoded.
+        var relinked: Set<String> = []
+        if !vanished.isEmpty {
+            var candidates = Dictionary(grouping: vanished.filter { $0.status == .ok && $0.contentHash != nil && !needsNewAnalysis($0) }, by: \.size)
+            for file in listing.files where byPath[file.relativePath] == nil {
+                guard var sameSize = candidates[file.size], !sameSize.isEmpty, let hash = contentHash(file),
+                      let match = sameSize.firstIndex(where: { $0.contentHash == hash }) else { continue }
+                plan.relinks.append(Relink(from: sameSize[match], to: file))
+                relinked.insert(file.relativePath)
+                sameSize.remove(at: match)
+                candidates[file.size] = sameSize
+            }
+            let moved = Set(plan.relinks.map(\.from.relativePath))
+            vanished.removeAll { moved.contains($0.relativePath) }
+        }
+
+        // --prune overrides the guard, except for an empty library: that is a mount that is down
+        // far more often than a library deleted on purpose.
+        let held = pruneGuard(listing: listing, storedCount: stored.count, vanished: vanished.count, identity: identity)
+        if let held, !(options.prune && !listing.files.isEmpty) {
+            plan.pruneHeldBack = held
+            plan.keptMissing = vanished
+        } else {
+            plan.prune = vanished
+        }
+        plan.libraryTrusted = plan.pruneHeldBack == nil && !listing.files.isEmpty
+
+        for file in listing.files where !relinked.contains(file.relativePath) {
+            guard let record = byPath[file.relativePath] else {
+                plan.work.append(WorkItem(file: file, previous: nil))
+                continue
+            }
+            if record.missingSince != nil { plan.reappeared.append(record.relativePath) }
+            if needsAnalysis(file, record) {
+                plan.work.append(WorkItem(file: file, previous: record))
+            } else if record.status == .failed {
+                plan.knownFailures.append(ScanFailure(relativePath: file.relativePath, reason: record.errorMessage ?? "failed", known: true))
+            } else {
+                plan.unchanged += 1
+            }
+        }
+        // Longest first (file size stands in for duration), so a long file does not finish last alone.
+        plan.work.sort { $0.file.size > $1.file.size }
+        return plan
+    }
+
+    /// Why vanished tracks must be kept rather than pruned, or nil when pruning is safe.
+    func pruneGuard(listing: LibraryListing, storedCount: Int, vanished: Int, identity: LibraryIdentity) -> String? {
+        guard vanished > 0 else { return nil }
+        if listing.files.isEmpty {
+            return "the library folder \(options.library) holds no audio files (is its disk mounted?)"
+        }
+        if let device = identity.device, device != listing.rootDevice {
+            return "the library folder \(options.library) is on another device than at the last scan (a mount that is down or changed)"
+        }
+        if let root = identity.root, root != options.library {
+            return "this store was made for the library \(root), not \(options.library)"
+        }
+        if Double(vanished) > options.pruneThreshold * Double(storedCount) {
+            let percent = Int((Double(vanished) / Double(storedCount) * 100).rounded())
+            return "\(vanished) of \(storedCount) stored tracks (\(percent) %) are gone from the library, more than the \(Int(options.pruneThreshold * 100)) % a scan removes by itself"
+        }
+        return nil
+    }
+
+    /// A track is analysed again when its size or mtime changed, the analyser version changed, a
+    /// requested output's parameters changed, or a requested output file is missing or is not the
+    /// one the row describes. A failed track is retried when its failure was an access error or
+    /// with --retry-failed; otherwise only when the file or the analyser changes.
+    public func needsAnalysis(_ file: LibraryFile, _ record: TrackRecord) -> Bool {
+        if options.force { return true }
+        if record.size != file.size || record.mtime != file.mtime { return true }
+        if needsNewAnalysis(record) { return true }
+        if record.status == .failed { return options.retryFailed || record.failureKind == .access }
+        if let vis = options.visualizer {
+            if record.visFingerprint != AnalysisFingerprint.visualizer(vis) { return true }
+            if !outputMatches(layout.visPath(key: record.key), stamp: record.visStamp) { return true }
+        }
+        if let profile = options.profile {
+            if record.profileFingerprint != AnalysisFingerprint.profile(profile) { return true }
+            if !outputMatches(layout.profilePath(key: record.key), stamp: record.profileStamp) { return true }
+        }
+        return false
+    }
+
+    private func needsNewAnalysis(_ record: TrackRecord) -> Bool {
+        record.analyzerVersion != NaviscanVersion.version
+    }
+
+    /// The file exists and, when the row recorded its stamp, is still that file.
+    private func outputMatches(_ path: String, stamp: String?) -> Bool {
+        guard let current = outputStamp(path) else { return false }
+        return stamp == nil || stamp == current
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import NaviscanCore
+@testable import NaviscanLibrary
+import Testing
+
+/// The planner's rules on made-up listings and rows: no audio, no files but the stamps it is shown.
+@Suite("Scan planner")
+struct ScanPlannerTests {
+    let options = ScanOptions(library: "/music", output: "/out", visualizer: VisualizerConfig(), profile: ProfileConfig(), jobs: 1)
+
+    func file(_ path: String, size: Int64 = 1000, mtime: Double = 1) -> LibraryFile {
+        LibraryFile(relativePath: path, path: "/music/" + path, size: size, mtime: mtime)
+    }
+
+    /// A row as a scan leaves it for `file`, outputs stamped "ok".
+    func record(_ file: LibraryFile, hash: String? = nil) -> TrackRecord {
+        var r = TrackRecord(file: file, key: OutputLayout.key(forRelativePath: file.relativePath),
+                            analyzerVersion: NaviscanVersion.version, analyzedAt: "", changedAt: 0)
+        r.visFingerprint = AnalysisFingerprint.visualizer(VisualizerConfig())
+        r.profileFingerprint = AnalysisFingerprint.profile(ProfileConfig())
+        r.visStamp = "ok"
+        r.profileStamp = "ok"
+        r.contentHash = hash ?? "hash of \(file.relativePath)"
+        return r
+    }
+
+    func planner(_ options: ScanOptions? = nil, hashes: [String: String] = [:]) -> ScanPlanner {
+        var p = ScanPlanner(options: options ?? self.options)
+        p.outputStamp = { _ in "ok" }
+        p.contentHash = { hashes[$0.relativePath] }
+        return p
+    }
+
+    func listing(_ files: [LibraryFile], unverified: [String] = [], device: UInt64 = 7) -> LibraryListing {
+        var l = LibraryListing()
+        l.files = files
+        l.unverified = unverified
+        l.rootDevice = device
+        return l
+    }
+
+    let known = LibraryIdentity(root: "/music", device: 7)
+
+    @Test("An empty library (a mount that is down) prunes nothing, even with --prune")
+    func emptyLibrary() {
+        let stored = (0..<10).map { record(file("a/\($0).flac")) }
+        for prune in [false, true] {
+            var o = options
+            o.prune = prune
+            let plan = planner(o).plan(listing: listing([]), stored: stored, identity: known)
+            #expect(plan.prune.isEmpty && plan.keptMissing.count == 10)
+            #expect(plan.pruneHeldBack?.contains("holds no audio files") == true)
+            #expect(!plan.libraryTrusted)
+        }
+    }
+
+    @Test("Another device or another library root holds pruning back; --prune overrides")
+    func identityChanged() {
+        let files = (0..<10).map { file("a/\($0).flac") }
+        let stored = files.map { record($0) }
+        let present = Array(files.prefix(9))
+        let otherDevice = planner().plan(listing: listing(present, device: 8), stored: stored, identity: known)
+        #expect(otherDevice.prune.isEmpty && otherDevice.keptMissing.count == 1)
+        #expect(otherDevice.pruneHeldBack?.contains("another device") == true)
+        let otherRoot = planner().plan(listing: listing(present), stored: stored, identity: LibraryIdentity(root: "/elsewhere", device: 7))
+        #expect(otherRoot.keptMissing.count == 1 && otherRoot.pruneHeldBack?.contains("/elsewhere") == true)
+        var o = options
+        o.prune = true
+        let forced = planner(o).plan(listing: listing(present, device: 8), stored: stored, identity: known)
+        #expect(forced.prune.count == 1 && forced.keptMissing.isEmpty && forced.libraryTrusted)
+        // Nothing vanished: a changed device number (a remount) is simply recorded.
+        let remounted = planner().plan(listing: listing(files, device: 8), stored: stored, identity: known)
+        #expect(remounted.pruneHeldBack == nil && remounted.libraryTrusted)
+    }
+
+    @Test("More than the threshold vanishing at once is kept as missing; less is pruned")
+    func threshold() {
+        let files = (0..<10).map { file("a/\($0).flac") }
+        let stored = files.map { record($0) }
+        let two = planner().plan(listing: listing(Array(files.prefix(8))), stored: stored, identity: known)
+        #expect(two.prune.count == 2 && two.pruneHeldBack == nil)
+        let three = planner().plan(listing: listing(Array(files.prefix(7))), stored: stored, identity: known)
+        #expect(three.prune.isEmpty && three.keptMissing.count == 3)
+        #expect(three.pruneHeldBack?.contains("3 of 10") == true)
+    }
+
+    @Test("Tracks under a folder that could not be read are neither pruned nor marked missing")
+    func unreadableFolder() {
+        let files = (0..<10).map { file(($0 < 5 ? "ok/" : "locked/") + "\($0).flac") }
+        let stored = files.map { record($0) }
+        let plan = planner().plan(listing: listing(Array(files.prefix(5)), unverified: ["locked"]), stored: stored, identity: known)
+        #expect(plan.prune.isEmpty && plan.keptMissing.isEmpty && plan.unverified == 5 && plan.unchanged == 5)
+    }
+
+    @Test("A moved file with the same size and content hash is re-linked; a different hash is analysed")
+    func relink() {
+        let old = file("old/song.flac", size: 5000)
+        let stored = [record(old, hash: "abc"), record(file("stay.flac"))]
+        let moved = file("new/song.flac", size: 5000, mtime: 2)
+        let plan = planner(hashes: ["new/song.flac": "abc"]).plan(listing: listing([moved, file("stay.flac")]), stored: stored, identity: known)
+        #expect(plan.relinks.count == 1 && plan.relinks.first?.from.relativePath == "old/song.flac")
+        #expect(plan.work.isEmpty && plan.prune.isEmpty && plan.unchanged == 1)
+        let other = planner(hashes: ["new/song.flac": "xyz"]).plan(listing: listing([moved, file("stay.flac")]), stored: stored, identity: known)
+        #expect(other.relinks.isEmpty && other.work.map(\.file.relativePath) == ["new/song.flac"] && other.keptMissing.count == 1)
+    }
+
+    @Test("Failed tracks: access errors are retried, the file's own are not unless --retry-failed or a new analyser")
+    func retries() {
+        let f = file("bad.mp3")
+        var failed = record(f)
+        failed.status = .failed
+        failed.errorMessage = "damaged"
+        failed.failureKind = .file
+        #expect(planner().plan(listing: listing([f]), stored: [failed], identity: known).knownFailures.map(\.known) == [true])
+        var access = failed
+        access.failureKind = .access
+        #expect(planner().plan(listing: listing([f]), stored: [access], identity: known).work.count == 1)
+        var o = options
+        o.retryFailed = true
+        #expect(planner(o).plan(listing: listing([f]), stored: [failed], identity: known).work.count == 1)
+        var old = failed
+        old.analyzerVersion = "0.0.1"
+        #expect(planner().plan(listing: listing([f]), stored: [old], identity: known).work.count == 1)
+    }
+
+    @Test("An output file replaced or gone since its row was written is analysed again")
+    func outputStamps() {
+        let f = file("a.flac")
+        var p = planner()
+        p.outputStamp = { $0.hasSuffix(".vis") ? "replaced" : "ok" }
+        #expect(p.plan(listing: listing([f]), stored: [record(f)], identity: known).work.count == 1)
+        p.outputStamp = { $0.hasSuffix(".vis") ? nil : "ok" }
+        #expect(p.plan(listing: listing([f]), stored: [record(f)], identity: known).work.count == 1)
+        #expect(planner().plan(listing: listing([f]), stored: [record(f)], identity: known).unchanged == 1)
+    }
+
+    @Test("A missing row whose file is back is unchanged and no longer missing")
+    func reappeared() {
+        let f = file("a.flac")
+        var r = record(f)
+        r.missingSince = 100
+        let plan = planner().plan(listing: listing([f]), stored: [r], identity: known)
+        #expect(plan.reappeared == ["a.flac"] && plan.unchanged == 1)
+    }
+}
