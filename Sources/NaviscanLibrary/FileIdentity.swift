@@ -19,12 +19,13 @@ public enum ContentHash {
         defer { close(fd) }
         var hasher = FNV1a64()
         hasher.add(String(size))
-        var block = [UInt8](repeating: 0, count: blockSize)
+        let block = UnsafeMutableRawBufferPointer.allocate(byteCount: blockSize, alignment: 16)
+        defer { block.deallocate() }
         for quarter in 1...3 {
             let offset = max(0, min(size * Int64(quarter) / 4, size - Int64(blockSize)))
-            let n = block.withUnsafeMutableBytes { pread(fd, $0.baseAddress, blockSize, off_t(offset)) }
+            let n = pread(fd, block.baseAddress, blockSize, off_t(offset))
             guard n >= 0 else { return nil }
-            hasher.add(block[0..<n])
+            hasher.add(bytes: UnsafeRawBufferPointer(rebasing: block[0..<n]))
         }
         let hex = String(hasher.value, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex

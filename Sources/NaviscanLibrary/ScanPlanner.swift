@@ -52,10 +52,15 @@ public struct ScanPlanner {
     public var layout: OutputLayout
     public var outputStamp: (String) -> String? = OutputStamp.of(path:)
     public var contentHash: (LibraryFile) -> String? = { ContentHash.of(path: $0.path, size: $0.size) }
+    /// The requested outputs' parameter fingerprints, computed once for every row compared.
+    private let visFingerprint: String?
+    private let profileFingerprint: String?
 
     public init(options: ScanOptions) {
         self.options = options
         layout = OutputLayout(root: options.output)
+        visFingerprint = options.visualizer.map(AnalysisFingerprint.visualizer)
+        profileFingerprint = options.profile.map(AnalysisFingerprint.profile)
     }
 
     public func plan(listing: LibraryListing, stored: [TrackRecord], identity: LibraryIdentity) -> ScanPlan {
@@ -144,12 +149,12 @@ public struct ScanPlanner {
         if record.size != file.size || record.mtime != file.mtime { return true }
         if needsNewAnalysis(record) { return true }
         if record.status == .failed { return options.retryFailed || record.failureKind == .access }
-        if let vis = options.visualizer {
-            if record.visFingerprint != AnalysisFingerprint.visualizer(vis) { return true }
+        if let visFingerprint {
+            if record.visFingerprint != visFingerprint { return true }
             if !outputMatches(layout.visPath(key: record.key), stamp: record.visStamp) { return true }
         }
-        if let profile = options.profile {
-            if record.profileFingerprint != AnalysisFingerprint.profile(profile) { return true }
+        if let profileFingerprint {
+            if record.profileFingerprint != profileFingerprint { return true }
             if !outputMatches(layout.profilePath(key: record.key), stamp: record.profileStamp) { return true }
         }
         return false

@@ -186,8 +186,11 @@ public final class TrackProcessor: @unchecked Sendable {
         record.profileJSON = previous?.profileJSON
     }
 
+    /// One `mkdir` per file (most exist already); the whole path is created only when it must be.
     private static func createOutputDirectory(for file: String) throws {
-        try OutputLayout.createWritableDirectory((file as NSString).deletingLastPathComponent)
+        let directory = String(file[..<(file.lastIndex(of: "/") ?? file.endIndex)])
+        if SystemPath.withCString(directory, { mkdir($0, 0o755) }) == 0 || errno == EEXIST { return }
+        try OutputLayout.createWritableDirectory(directory)
     }
 
     static func removeFile(_ path: String) {

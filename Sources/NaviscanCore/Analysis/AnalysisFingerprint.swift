@@ -36,4 +36,14 @@ public struct FNV1a64 {
     }
 
     public mutating func add(_ string: String) { add(string.utf8) }
+
+    /// The same, over raw memory: a tight loop for file blocks.
+    public mutating func add(bytes: UnsafeRawBufferPointer) {
+        var v = value
+        for byte in bytes {
+            v ^= UInt64(byte)
+            v = v &* 0x0000_0100_0000_01B3
+        }
+        value = v
+    }
 }

@@ -72,11 +72,14 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         self.analyzedAt = Self.timestamp(analyzedAt)
     }
 
+    /// RFC 3339 in UTC to the second (`2026-11-23T04:05:06Z`), formatted directly: creating an
+    /// ISO8601DateFormatter per track cost more than writing the track's profile.
     public static func timestamp(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                      Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
     }
 
     /// Every key is written, with explicit nulls: clients index fields without existence checks.
