@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Foundation
 import NaviscanCore
 
 /// What identifies a file's audio without decoding it: a hash of three 16 kB blocks at a quarter, a
@@ -38,11 +39,44 @@ public enum OutputStamp {
     public static func of(path: String) -> String? {
         var st = stat()
         guard SystemPath.withCString(path, { stat($0, &st) }) == 0 else { return nil }
+        return stamp(st)
+    }
+
+    static func stamp(_ st: stat) -> String {
         #if canImport(Darwin)
         let (seconds, nanoseconds) = (Int64(st.st_mtimespec.tv_sec), Int64(st.st_mtimespec.tv_nsec))
         #else
         let (seconds, nanoseconds) = (Int64(st.st_mtim.tv_sec), Int64(st.st_mtim.tv_nsec))
         #endif
         return "\(st.st_size):\(seconds * 1_000_000_000 + nanoseconds)"
+    }
+}
+
+/// Output stamps of many files in few folders (a scan checks two per track, in 512 folders): each
+/// folder is opened once and its files are stat'ed relative to it, not walked from the root. Safe to
+/// share between threads.
+final class OutputStampCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var folders: [String: Int32] = [:]
+
+    deinit { for fd in folders.values where fd >= 0 { close(fd) } }
+
+    func stamp(of path: String) -> String? {
+        guard let slash = path.lastIndex(of: "/") else { return OutputStamp.of(path: path) }
+        let folder = String(path[..<slash])
+        lock.lock()
+        let fd: Int32
+        if let open = folders[folder] {
+            fd = open
+        } else {
+            fd = SystemPath.withCString(folder) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+            folders[folder] = fd
+        }
+        lock.unlock()
+        guard fd >= 0 else { return nil }
+        var st = stat()
+        let name = String(path[path.index(after: slash)...])
+        guard SystemPath.withCString(name, { fstatat(fd, $0, &st, 0) }) == 0 else { return nil }
+        return OutputStamp.stamp(st)
     }
 }

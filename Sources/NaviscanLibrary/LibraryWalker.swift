@@ -88,21 +88,26 @@ public struct LibraryWalker {
                 listing.unverified.append(relative)
                 continue
             }
-            var names: [String] = []
+            var entries: [(name: String, st: stat?, code: Int32)] = []
+            let dirFD = dirfd(dir)
             while let entry = readdir(dir) {
                 // Names are bytes: SystemPath keeps one that is not UTF-8 openable and distinct.
-                let name = withUnsafePointer(to: entry.pointee.d_name) {
-                    $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { SystemPath.string(fromCString: $0) }
+                let found = withUnsafePointer(to: entry.pointee.d_name) { raw -> (String, stat?, Int32)? in
+                    raw.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { cName in
+                        if strcmp(cName, ".") == 0 || strcmp(cName, "..") == 0 { return nil }
+                        // stat relative to the open folder (follows symlinks): no walk from the root per file.
+                        var st = stat()
+                        let ok = fstatat(dirFD, cName, &st, 0) == 0
+                        return (SystemPath.string(fromCString: cName), ok ? st : nil, ok ? 0 : errno)
+                    }
                 }
-                if name != "." && name != ".." { names.append(name) }
+                if let found { entries.append(found) }
             }
             closedir(dir)
-            for name in names.sorted() {
+            for (name, entryStat, code) in entries.sorted(by: { $0.name < $1.name }) {
                 let path = directory + "/" + name
                 let rel = relative.isEmpty ? name : relative + "/" + name
-                var st = stat()
-                guard SystemPath.withCString(path, { stat($0, &st) }) == 0 else {   // follows symlinks
-                    let code = errno
+                guard let st = entryStat else {
                     listing.unreadable.append((rel, String(cString: strerror(code))))
                     // A dangling link (ENOENT) is gone; anything else may come back.
                     if code != ENOENT && code != ENOTDIR && code != ELOOP { listing.unverified.append(rel) }

@@ -1,3 +1,4 @@
+import Foundation
 import NaviscanCore
 
 /// A file to analyse, with the row it had (nil when new).
@@ -50,7 +51,7 @@ public struct LibraryIdentity: Sendable, Equatable {
 public struct ScanPlanner {
     public var options: ScanOptions
     public var layout: OutputLayout
-    public var outputStamp: (String) -> String? = OutputStamp.of(path:)
+    public var outputStamp: (String) -> String?
     public var contentHash: (LibraryFile) -> String? = { ContentHash.of(path: $0.path, size: $0.size) }
     /// The requested outputs' parameter fingerprints, computed once for every row compared.
     private let visFingerprint: String?
@@ -59,6 +60,7 @@ public struct ScanPlanner {
     public init(options: ScanOptions) {
         self.options = options
         layout = OutputLayout(root: options.output)
+        outputStamp = OutputStampCache().stamp(of:)
         visFingerprint = options.visualizer.map(AnalysisFingerprint.visualizer)
         profileFingerprint = options.profile.map(AnalysisFingerprint.profile)
     }
@@ -102,13 +104,24 @@ public struct ScanPlanner {
         }
         plan.libraryTrusted = plan.pruneHeldBack == nil && !listing.files.isEmpty
 
-        for file in listing.files where !relinked.contains(file.relativePath) {
+        // The checks stat two output files per track: spread over the scan's threads.
+        let stale = UnsafeMutableBufferPointer<Bool>.allocate(capacity: listing.files.count)
+        defer { stale.deallocate() }
+        let chunks = max(1, min(options.jobs, listing.files.count / 1000))
+        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+            let range = (listing.files.count * chunk / chunks)..<(listing.files.count * (chunk + 1) / chunks)
+            for i in range {
+                let file = listing.files[i]
+                stale[i] = byPath[file.relativePath].map { needsAnalysis(file, $0) } ?? true
+            }
+        }
+        for (i, file) in listing.files.enumerated() where !relinked.contains(file.relativePath) {
             guard let record = byPath[file.relativePath] else {
                 plan.work.append(WorkItem(file: file, previous: nil))
                 continue
             }
             if record.missingSince != nil { plan.reappeared.append(record.relativePath) }
-            if needsAnalysis(file, record) {
+            if stale[i] {
                 plan.work.append(WorkItem(file: file, previous: record))
             } else if record.status == .failed {
                 plan.knownFailures.append(ScanFailure(relativePath: file.relativePath, reason: record.errorMessage ?? "failed", known: true))

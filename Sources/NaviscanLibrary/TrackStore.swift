@@ -159,9 +159,15 @@ public final class TrackStore: @unchecked Sendable {
 
     // MARK: reads
 
-    /// Every row without its profile JSON: what a scan plans from.
+    /// Every row, with only what a scan plans from (see `TrackRecord.planningColumns`).
     public func planningTracks() throws -> [TrackRecord] {
-        try read { try TrackRecord.select(TrackRecord.planningColumns).fetchAll($0) }
+        try read { db in
+            var records: [TrackRecord] = []
+            records.reserveCapacity(try TrackRecord.fetchCount(db))
+            let rows = try Row.fetchCursor(db, sql: "SELECT \(TrackRecord.planningColumns.joined(separator: ", ")) FROM track")
+            while let row = try rows.next() { records.append(TrackRecord(planningRow: row)) }
+            return records
+        }
     }
 
     public func allTracks() throws -> [TrackRecord] {

@@ -14,6 +14,7 @@ public enum SystemPath {
 
     /// A String for file-name bytes, losslessly: valid UTF-8 as is, other bytes escaped.
     public static func string(fromBytes bytes: UnsafeBufferPointer<UInt8>) -> String {
+        if !bytes.contains(where: { $0 >= 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
         if let valid = validUTF8(bytes) { return valid }
         var scalars = String.UnicodeScalarView()
         var i = 0
@@ -54,7 +55,9 @@ public enum SystemPath {
 
     /// Whether `path` holds escaped bytes (a name that is not UTF-8).
     public static func hasEscapes(_ path: String) -> Bool {
-        path.unicodeScalars.contains { $0.value >= escapeBase + 0x80 && $0.value <= escapeBase + 0xFF }
+        // U+F780–U+F7FF are EF 9E xx / EF 9F xx in UTF-8: most paths are ruled out by one byte scan.
+        guard path.utf8.contains(0xEF) else { return false }
+        return path.unicodeScalars.contains { $0.value >= escapeBase + 0x80 && $0.value <= escapeBase + 0xFF }
     }
 
     /// Calls `body` with the C path the file system knows `path` by.
