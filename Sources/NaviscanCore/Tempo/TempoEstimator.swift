@@ -60,9 +60,9 @@ public struct TempoEstimator {
     static let lagMultiples: [Double] = [0.5, 1, 2, 3, 4]
     static let candidateRatios: [Double] = [1.0 / 4, 1.0 / 3, 1.0 / 2, 2.0 / 3, 3.0 / 4, 1, 4.0 / 3, 3.0 / 2, 2, 3, 4]
     static let seedRange: ClosedRange<Double> = 40...250
-    /// In log-magnitude flux units: about a 9 dB jump in one band. Real music, even ambient music with
-    /// a few bells, reaches 3 or more.
-    static let minOnsetStrength = 1.0
+    /// In log-magnitude flux units (as a power of two, in quarter octaves: 2^0 = 1): about a 9 dB jump
+    /// in one band. Real music, even ambient music with a few bells, reaches 3 or more.
+    static let minOnsetStrengthQuarterOctaves = 0
     /// The model score at which confidence is 0.5: midway between the best-scoring beatless clip (2.35)
     /// and the worst-scoring groove (3.7) of the rendered sets.
     static let confidenceCentre = 3.0
@@ -74,20 +74,17 @@ public struct TempoEstimator {
     /// Longest autocorrelation lag needed: four beats at the slowest seed tempo.
     static func maxLag(frameRate: Double) -> Int { Int(frameRate * 60 / seedRange.lowerBound * 4) + 2 }
 
-    /// The tempo of everything `envelope` has been given. Call once, at the end of the track.
-    public func estimate(envelope: OnsetEnvelope, soundStart: Double = 0) -> Result {
-        estimate(envelope.periodicity.finish(), soundStart: soundStart)
-    }
-
+    /// The tempo of a track from its onset summary (`OnsetEnvelope.finish()`); `soundStart` is where
+    /// its leading silence ends, seconds.
     public func estimate(_ summary: OnsetPeriodicity.Summary, soundStart: Double = 0) -> Result {
         let none = Result(bpm: nil, confidence: 0, alternates: [], firstBeat: nil)
         let frameRate = summary.frameRate
         let n = summary.frameCount
-        guard n >= Self.maxLag(frameRate: frameRate) + 2 else { return none }
-        // The 99th percentile of the emphasised strength reaches the floor iff at most 99 % lie below it.
-        guard summary.weakFrames <= n * 99 / 100 else { return none }
         let acfs = summary.autocorrelations
-        guard let fullACF = acfs[0] else { return none }
+        guard n >= Self.maxLag(frameRate: frameRate) + 2, let fullACF = acfs[0],
+              fullACF.count > Self.maxLag(frameRate: frameRate) else { return none }
+        // The 99th percentile of the emphasised strength reaches the floor iff at least 1 % reach it.
+        guard summary.framesReaching(quarterOctaves: Self.minOnsetStrengthQuarterOctaves) * 100 >= n else { return none }
         let regionACFs = acfs.map { $0 ?? [Double](repeating: 0, count: fullACF.count) }
 
         func salience(_ bpm: Double) -> Double {
@@ -148,7 +145,7 @@ public struct TempoEstimator {
             let alternate = refine(bpm * f)
             return Candidate(bpm: (alternate * 100).rounded() / 100, score: min(1, exp(score(alternate) - bestScore)))
         }
-        let firstBeat = Self.firstBeat(summary.phaseEnvelope, start: summary.phaseStart, frameRate: frameRate,
+        let firstBeat = Self.firstBeat(summary.beatEnvelope, start: summary.beatStart, frameRate: frameRate,
                                        bpm: bpm, soundStart: soundStart)
         return Result(bpm: (bpm * 100).rounded() / 100, confidence: (confidence * 1000).rounded() / 1000,
                       alternates: alternates, firstBeat: firstBeat)
