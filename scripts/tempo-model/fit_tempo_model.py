@@ -3,7 +3,7 @@
 candidates) from onset-band dumps, and reports cross-validated accuracy.
 
 Each SET is DIR[:WEIGHT]; DIR holds truth.json (make_tempo_corpus.py or synth_grooves.py format) and
-bands/NAME.f32, written by `NAVISCAN_DUMP_ONSET_BANDS=DIR/bands/NAME.f32 naviscan analyze NAME.wav --dj`.
+bands/NAME.f32, written by `naviscan analyze NAME.wav --dj --dump-onset-bands DIR/bands/NAME.f32`.
 The feature code mirrors Sources/NaviscanCore/Tempo (OnsetEnvelope, TempoEstimator): keep them in step.
 
   fit_tempo_model.py [--lam 0.3] [--test DIR] SET [SET ...]
