@@ -54,8 +54,17 @@ public enum AudioFileWriter {
         defer { sf_close(file) }
         // Integer formats: clip rather than wrap if a test signal touches full scale.
         sf_command(file, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
-        let written = signal.samples.withUnsafeBufferPointer {
-            sf_writef_float(file, $0.baseAddress, sf_count_t(signal.frameCount))
+        // In pieces: libvorbis's encoder takes stack in proportion to a write's length, and one write
+        // of a long 96 kHz signal overflows a test thread's stack.
+        let written = signal.samples.withUnsafeBufferPointer { all -> Int in
+            var done = 0
+            while done < signal.frameCount {
+                let n = min(65_536, signal.frameCount - done)
+                let wrote = Int(sf_writef_float(file, all.baseAddress! + done * signal.channels, sf_count_t(n)))
+                done += wrote
+                if wrote < n { break }
+            }
+            return done
         }
         guard written == signal.frameCount else {
             throw WriteError(description: "\(path): wrote \(written) of \(signal.frameCount) frames")
