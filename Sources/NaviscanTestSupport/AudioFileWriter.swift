@@ -34,18 +34,37 @@ public enum AudioFileWriter {
     }
 
     public static func write(_ signal: TestSignal, to path: String, format: Format) throws {
+        try write(signal, to: path, sndfileFormat: format.sndfileFormat, name: "\(format)")
+    }
+
+    /// An MP3 (libsndfile's LAME encoder, its default VBR quality), for decoding and analysis tests.
+    /// Not a `Format` case: MP3 supports only rates up to 48 kHz, and the encoder pads the start.
+    public static func writeMP3(_ signal: TestSignal, to path: String) throws {
+        try write(signal, to: path, sndfileFormat: Int32(SF_FORMAT_MPEG | SF_FORMAT_MPEG_LAYER_III), name: "mp3")
+    }
+
+    private static func write(_ signal: TestSignal, to path: String, sndfileFormat: Int32, name: String) throws {
         var info = SF_INFO()
         info.samplerate = Int32(signal.sampleRate)
         info.channels = Int32(signal.channels)
-        info.format = format.sndfileFormat
+        info.format = sndfileFormat
         guard let file = sf_open(path, Int32(SFM_WRITE), &info) else {
-            throw WriteError(description: "\(path): libsndfile cannot write \(format): \(String(cString: sf_strerror(nil)))")
+            throw WriteError(description: "\(path): libsndfile cannot write \(name): \(String(cString: sf_strerror(nil)))")
         }
         defer { sf_close(file) }
         // Integer formats: clip rather than wrap if a test signal touches full scale.
         sf_command(file, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
-        let written = signal.samples.withUnsafeBufferPointer {
-            sf_writef_float(file, $0.baseAddress, sf_count_t(signal.frameCount))
+        // In pieces: libvorbis's encoder takes stack in proportion to a write's length, and one write
+        // of a long 96 kHz signal overflows a test thread's stack.
+        let written = signal.samples.withUnsafeBufferPointer { all -> Int in
+            var done = 0
+            while done < signal.frameCount {
+                let n = min(65_536, signal.frameCount - done)
+                let wrote = Int(sf_writef_float(file, all.baseAddress! + done * signal.channels, sf_count_t(n)))
+                done += wrote
+                if wrote < n { break }
+            }
+            return done
         }
         guard written == signal.frameCount else {
             throw WriteError(description: "\(path): wrote \(written) of \(signal.frameCount) frames")

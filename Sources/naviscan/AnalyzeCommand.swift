@@ -19,18 +19,28 @@ struct AnalyzeCommand: ParsableCommand {
     @Flag(name: .customLong("dj"), help: "Print the DJ profile (loudness, silence edges, tempo) as JSON on standard output.")
     var dj = false
 
+    @Option(name: .customLong("dump-onset-bands"),
+            help: ArgumentHelp("With --dj: write the tempo stage's band levels here (Float32) for scripts/tempo-model.", visibility: .hidden))
+    var onsetBandDump: String?
+
     @OptionGroup(title: "Visualizer") var visualizer: VisualizerOptions
     @OptionGroup(title: "DJ profile") var profile: ProfileOptions
     @OptionGroup var logging: LoggingOptions
+
+    func validate() throws {
+        if onsetBandDump != nil, !dj { throw ValidationError("--dump-onset-bands needs --dj: the band levels come from the tempo stage") }
+    }
 
     func run() throws {
         let logger = logging.makeLogger()
         var options = AnalysisOptions()
         if visOutput != nil { options.visualizer = try visualizer.makeConfig() }
         if dj { options.profile = try profile.makeConfig() }
-        let analyzer = TrackAnalyzer(options: options, logger: logger)
         do {
+            let dump = try onsetBandDump.map { try OnsetBandDump(path: $0) }
+            let analyzer = TrackAnalyzer(options: options, logger: logger, onsetBandObserver: dump)
             let result = try analyzer.analyze(path: file, visOutput: visOutput)
+            try dump?.close()
             let summary = Self.summary(file: file, result: result, visOutput: visOutput)
             if let config = options.profile {
                 // stdout carries only the JSON, so it can be piped; the summary goes to stderr.

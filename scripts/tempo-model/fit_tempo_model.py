@@ -3,13 +3,13 @@
 candidates) from onset-band dumps, and reports cross-validated accuracy.
 
 Each SET is DIR[:WEIGHT]; DIR holds truth.json (make_tempo_corpus.py or synth_grooves.py format) and
-bands/NAME.f32, written by `NAVISCAN_DUMP_ONSET_BANDS=DIR/bands/NAME.f32 naviscan analyze NAME.wav --dj`.
+bands/NAME.wav.f32 (or bands/NAME.f32), written by `naviscan analyze NAME.wav --dj --dump-onset-bands DIR/bands/NAME.f32`.
 The feature code mirrors Sources/NaviscanCore/Tempo (OnsetEnvelope, TempoEstimator): keep them in step.
 
   fit_tempo_model.py [--lam 0.3] [--test DIR] SET [SET ...]
 prints the accuracy per set (training and 8-fold CV), the accuracy on --test, and the Swift weights.
 """
-import argparse, json
+import argparse, json, os
 import numpy as np
 
 FR = 22050 / 221                         # envelope frames per second (221-sample hop at 22.05 kHz)
@@ -79,7 +79,9 @@ def read_set(spec):
     items = []
     for c in clips:
         if not c.get('bpm'): continue
-        E = load(f"{d}/bands/{c['name']}.f32"); R = {k: acf(emph(E[k])) for k in BANDS}
+        path = next((p for p in (f"{d}/bands/{c['name']}.wav.f32", f"{d}/bands/{c['name']}.f32") if os.path.exists(p)), None)
+        if path is None: continue
+        E = load(path); R = {k: acf(emph(E[k])) for k in BANDS}
         cs = candidates(R)
         items.append(dict(set=d, weight=float(w or 1), name=c['name'], bpm=c['bpm'], cs=cs,
                           X=np.array([features(R, t) for t in cs]),

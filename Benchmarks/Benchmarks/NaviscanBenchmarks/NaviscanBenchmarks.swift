@@ -140,13 +140,13 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("stage.onsets+tempo") { b in
         let mono = Array(material.signal.samples.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
         try measureRealtime(b) {
-            let envelope = OnsetEnvelope(sampleRate: 44_100)
+            let envelope = try OnsetEnvelope(inputRate: 44_100)
             mono.withUnsafeBufferPointer { all in
                 for start in stride(from: 0, to: all.count, by: 4096) {
                     envelope.process(UnsafeBufferPointer(rebasing: all[start..<min(start + 4096, all.count)]))
                 }
             }
-            blackHole(TempoEstimator(config: .init()).estimate(envelope: envelope))
+            blackHole(TempoEstimator(config: .init()).estimate(envelope.finish()))
             return 240
         }
     }

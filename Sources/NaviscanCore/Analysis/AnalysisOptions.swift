@@ -12,7 +12,7 @@ public struct AnalysisOptions: Sendable, Hashable {
         self.profile = profile
     }
 
-    /// Rate of the mono stream the visualizer and the tempo stages share.
+    /// Rate of the visualizer's mono stream, which the tempo stage shares when both run.
     public var analysisRate: Int { visualizer?.analysisRate ?? VisualizerConfig().analysisRate }
 }
 
@@ -22,6 +22,8 @@ public struct ProfileConfig: Sendable, Hashable, Codable {
     /// gain_db = referenceLUFS − lufs. −18 LUFS is the ReplayGain 2.0 reference.
     public var referenceLUFS: Double = -18
     public var silence = SilenceDetector.Config()
+    /// The tempo stage's onset front end, then its estimator.
+    public var onsets = OnsetEnvelope.Config()
     public var tempo = TempoEstimator.Config()
 
     public init() {}

@@ -23,14 +23,20 @@ public struct TrackAnalysis: Sendable {
 ///     decoder ─┬─ LoudnessMeter      (native rate, every channel)
 ///              ├─ SilenceDetector    (native rate, peak across channels)
 ///              └─ AnalysisRateStream (mono, resampled) ─┬─ VisFrameAnalyzer → frame sink
-///                                                       └─ OnsetEnvelope → TempoEstimator
+///                                                       └─ OnsetEnvelope (at its own rate) → summary → TempoEstimator
+///
+/// Without visualizer frames the mono stream runs at the onset stage's own rate (or twice it, which
+/// the stage halves itself, more cheaply than a general resampler), so it is converted once.
 public final class TrackAnalyzer {
     public let options: AnalysisOptions
     private let logger: Logger
+    /// Sees the onset stage's band levels (scripts/tempo-model); nil in normal use.
+    private let onsetBandObserver: OnsetBandObserver?
 
-    public init(options: AnalysisOptions, logger: Logger) {
+    public init(options: AnalysisOptions, logger: Logger, onsetBandObserver: OnsetBandObserver? = nil) {
         self.options = options
         self.logger = logger
+        self.onsetBandObserver = onsetBandObserver
     }
 
     /// Decodes `path` once; writes visualizer frames to `visOutput` when the options ask for them.
@@ -68,9 +74,10 @@ public final class TrackAnalyzer {
             try LoudnessMeter(config: $0.loudness, sampleRate: info.sampleRate, layout: info.channelLayout, measuresSamplePeak: false)
         }
         let silence = profile.map { SilenceDetector(config: $0.silence, sampleRate: info.sampleRate, channels: info.channels) }
-        let onsets = profile.map { _ in OnsetEnvelope(sampleRate: options.analysisRate) }
+        let monoRate = visFrames != nil ? options.analysisRate : profile.map { Self.onsetInputRate(source: info.sampleRate, $0.onsets) } ?? options.analysisRate
+        let onsets = try profile.map { try OnsetEnvelope(config: $0.onsets, inputRate: monoRate, observer: onsetBandObserver) }
         let mono = (visFrames != nil || onsets != nil)
-            ? try AnalysisRateStream(source: info, rate: options.analysisRate, maxBlockFrames: blockFrames) : nil
+            ? try AnalysisRateStream(source: info, rate: monoRate, maxBlockFrames: blockFrames) : nil
 
         var decoded: Int64 = 0
         while true {
@@ -91,13 +98,20 @@ public final class TrackAnalyzer {
         if let visFrames, let visSink { frames = try visFrames.finish(duration: duration, into: visSink) }
         let silenceResult = silence?.finish()
         let tempo = both(profile, onsets).map { config, envelope in
-            TempoEstimator(config: config.tempo).estimate(envelope: envelope, soundStart: silenceResult?.silenceEnd ?? 0)
+            TempoEstimator(config: config.tempo).estimate(envelope.finish(), soundStart: silenceResult?.silenceEnd ?? 0)
         }
         let elapsed = started.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         return TrackAnalysis(stream: info, decodedFrames: decoded, visFrameCount: frames,
                              loudness: loudness?.finish(samplePeak: silenceResult?.samplePeak), silence: silenceResult,
                              tempo: tempo, elapsed: seconds)
+    }
+}
+
+extension TrackAnalyzer {
+    /// The rate the mono stream runs at for the onset stage alone.
+    static func onsetInputRate(source: Int, _ onsets: OnsetEnvelope.Config) -> Int {
+        source == 2 * onsets.rate ? source : onsets.rate
     }
 }
 

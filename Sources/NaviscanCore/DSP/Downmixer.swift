@@ -1,8 +1,16 @@
 /// Interleaved frames → mono, the mean of all channels. Output buffer allocated once.
+///
+/// Stereo whose channels cancel (one channel's polarity inverted, L ≈ −R: some tracker modules and
+/// "wide" mixes) has a near-silent mean, in which neither the visualizer nor the onset stage would
+/// find anything. When a block's difference carries 20 dB more energy than its sum, the mix becomes
+/// the half difference, until the sum comes back to within 10 dB of it (hysteresis, so ordinary
+/// stereo never flips).
 public final class Downmixer {
     public let channels: Int
     private let output: UnsafeMutablePointer<Float>
     private let capacity: Int
+    /// Whether stereo is currently mixed as the half difference.
+    public private(set) var mixesDifference = false
 
     public init(channels: Int, maxFrames: Int) {
         precondition(channels > 0 && maxFrames > 0)
@@ -22,7 +30,19 @@ public final class Downmixer {
         case 1:
             output.update(from: src, count: n)
         case 2:
-            for i in 0..<n { output[i] = 0.5 * (src[2 * i] + src[2 * i + 1]) }
+            var sumEnergy: Float = 0, differenceEnergy: Float = 0
+            for i in 0..<n {
+                let l = src[2 * i], r = src[2 * i + 1]
+                sumEnergy += (l + r) * (l + r)
+                differenceEnergy += (l - r) * (l - r)
+            }
+            if mixesDifference {
+                if sumEnergy * 10 > differenceEnergy { mixesDifference = false }
+            } else if differenceEnergy > 100 * sumEnergy {
+                mixesDifference = true
+            }
+            let sign: Float = mixesDifference ? -1 : 1
+            for i in 0..<n { output[i] = 0.5 * (src[2 * i] + sign * src[2 * i + 1]) }
         default:
             let scale = 1 / Float(channels)
             for i in 0..<n {

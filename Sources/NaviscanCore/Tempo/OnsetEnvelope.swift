@@ -1,43 +1,58 @@
 import Foundation
 
-/// Onset strength at a 10 ms hop: spectral flux on log-magnitude bands.
+/// Onset strength at a 10 ms hop: spectral flux on log-magnitude bands, summarised for the tempo
+/// estimator (`OnsetPeriodicity.Summary`) in memory that does not grow with the track.
 ///
-/// The mono analysis-rate stream is first halved in rate (`HalfbandDecimator`, 44.1 → 22.05 kHz): the
-/// bands stop at 10 kHz, and a 1024-point spectrum there has the 21.5 Hz bins the bass needs (at
-/// coarser bins a steady bass note flickers in the narrow low bands) at half the cost of 2048 points
-/// at the full rate. Each hop takes that Hann spectrum, maps it to log-spaced bands (`BandMapper`;
-/// the nominal layout is 40 bands over 30 Hz–16 kHz, of which those below 0.455 × the rate are used),
-/// compresses each band as ln(1 + γ·magnitude) and sums the positive differences to the louder of the
-/// two previous hops, separately for three regions — low (< ~200 Hz: kick, bass), mid (~200 Hz–2 kHz:
-/// snare, chords) and high (> ~2 kHz: hats, cymbals) — whose periodicities the tempo estimator
-/// compares to find the beat level. The fluxes go straight to `OnsetPeriodicity`: memory does not
-/// grow with the track.
+/// The stream is first brought to the tempo stage's own rate, `Config.rate` (22.05 kHz), whatever
+/// rate it arrives at: halved by `HalfbandDecimator` when it comes at twice that rate (the
+/// visualizer's 44.1 kHz stream), resampled otherwise. The bands stop at 10 kHz, and a 1024-point
+/// spectrum at 22.05 kHz has the 21.5 Hz bins the bass needs (at coarser bins a steady bass note
+/// flickers in the narrow low bands). Each hop takes that Hann spectrum, maps it to log-spaced bands
+/// (`BandMapper`; the nominal layout is 40 bands over 30 Hz–16 kHz, of which those below 0.455 × the
+/// rate are used), compresses each band as ln(1 + γ·magnitude) and sums the positive differences to
+/// the louder of the two previous hops, separately for three regions — low (< ~200 Hz: kick, bass),
+/// mid (~200 Hz–2 kHz: snare, chords) and high (> ~2 kHz: hats, cymbals) — whose periodicities the
+/// tempo estimator compares to find the beat level.
 public final class OnsetEnvelope {
-    /// The nominal band layout: 40 log-spaced bands over 30 Hz–16 kHz.
-    static let nominalBandCount = 40
-    static let nominalMinHz = 30.0
-    static let nominalMaxHz = 16_000.0
-    /// First band of the mid and of the high region.
-    static let midFirstBand = 12
-    static let highFirstBand = 27
-    static let compression: Float = 1000
-    /// Input blocks are decimated in pieces of at most this many samples.
-    static let decimationChunk = 4096
+    /// The front end's parameters: part of the profile's fingerprint, since they change the tempo.
+    public struct Config: Sendable, Hashable, Codable {
+        /// Rate the spectra are taken at, Hz.
+        public var rate = 22_050
+        /// Samples between spectra (221 at 22.05 kHz: 10.02 ms).
+        public var hop = 221
+        public var fftSize = 1024
+        /// Nominal band layout; the bands that end above 0.455 × `rate` are left out.
+        public var nominalBandCount = 40
+        public var minHz = 30.0
+        public var maxHz = 16_000.0
+        /// First band of the mid and of the high region.
+        public var midFirstBand = 12
+        public var highFirstBand = 27
+        /// γ in ln(1 + γ·magnitude).
+        public var compression: Float = 1000
+        /// Periodicity is gathered for lags up to this long (four beats at 40 BPM).
+        public var maxLagSeconds = 6.0
+        /// How much of the envelope, from the first onset, is kept for beat tracking.
+        public var beatTrackingSeconds = 120.0
 
+        public init() {}
+
+        public var frameRate: Double { Double(rate) / Double(hop) }
+    }
+
+    /// Input blocks are converted in pieces of at most this many samples.
+    static let conversionChunk = 4096
+
+    public let config: Config
     /// Rate of the input stream.
-    public let sampleRate: Int
-    /// Rate the spectra are taken at (the input's, halved above 32 kHz).
-    public let spectrumRate: Int
-    public let hop: Int
-    /// Bands in use: the nominal ones that end below 0.455 × `spectrumRate`.
+    public let inputRate: Int
+    /// Bands in use: the nominal ones that end below 0.455 × `config.rate`.
     public let bandCount: Int
     /// Envelope frames per second.
-    public var frameRate: Double { periodicity.frameRate }
-    /// Where every hop's three fluxes go.
-    public let periodicity: OnsetPeriodicity
+    public var frameRate: Double { config.frameRate }
 
-    private let fftSize: Int
     private let decimator: HalfbandDecimator?
+    private let resampler: Resampler?
     private let spectrum: SpectrumAnalyzer
     private let bands: BandMapper
     private let power: UnsafeMutablePointer<Float>
@@ -46,37 +61,43 @@ public final class OnsetEnvelope {
     private let beforePrevious: UnsafeMutablePointer<Float>
     private var hasPrevious = false
     private let queue: SampleQueue
+    private let periodicity: OnsetPeriodicity
+    private let observer: OnsetBandObserver?
 
-    public init(sampleRate: Int) {
-        self.sampleRate = sampleRate
-        decimator = sampleRate > 32_000 ? HalfbandDecimator(maxInputFrames: Self.decimationChunk) : nil
-        spectrumRate = decimator == nil ? sampleRate : sampleRate / 2
-        fftSize = spectrumRate <= 24_000 ? 1024 : 2048
-        hop = max(1, Int((Double(spectrumRate) * 0.01).rounded()))
-        let edge = { (b: Int) in
-            BandMapper.edge(b, bandCount: Self.nominalBandCount, minHz: Self.nominalMinHz, maxHz: Self.nominalMaxHz)
+    /// `observer`, when given, sees every hop's compressed band levels (for fitting the tempo model).
+    public init(config: Config = Config(), inputRate: Int, observer: OnsetBandObserver? = nil) throws {
+        self.config = config
+        self.inputRate = inputRate
+        self.observer = observer
+        if inputRate == 2 * config.rate {
+            decimator = HalfbandDecimator(maxInputFrames: Self.conversionChunk)
+            resampler = nil
+        } else {
+            decimator = nil
+            resampler = inputRate == config.rate
+                ? nil : try Resampler(inputRate: inputRate, outputRate: config.rate, maxInputFrames: Self.conversionChunk)
         }
-        let usableHz = 0.455 * Double(spectrumRate)
-        bandCount = (Self.highFirstBand + 1...Self.nominalBandCount).last { edge($0) <= usableHz } ?? Self.highFirstBand + 1
-        spectrum = SpectrumAnalyzer(size: fftSize)
-        bands = BandMapper(bandCount: bandCount, minHz: Self.nominalMinHz, maxHz: min(edge(bandCount), Double(spectrumRate) / 2),
-                           fftSize: fftSize, sampleRate: spectrumRate)
-        power = .allocate(capacity: fftSize / 2 + 1)
+        let edge = { (b: Int) in
+            BandMapper.edge(b, bandCount: config.nominalBandCount, minHz: config.minHz, maxHz: config.maxHz)
+        }
+        let usableHz = 0.455 * Double(config.rate)
+        bandCount = (config.highFirstBand + 1...config.nominalBandCount).last { edge($0) <= usableHz } ?? config.highFirstBand + 1
+        spectrum = SpectrumAnalyzer(size: config.fftSize)
+        bands = BandMapper(bandCount: bandCount, minHz: config.minHz, maxHz: min(edge(bandCount), Double(config.rate) / 2),
+                           fftSize: config.fftSize, sampleRate: config.rate)
+        power = .allocate(capacity: config.fftSize / 2 + 1)
         current = .allocate(capacity: bandCount)
         previous = .allocate(capacity: bandCount)
         beforePrevious = .allocate(capacity: bandCount)
-        queue = SampleQueue(capacity: fftSize + 8192)
+        queue = SampleQueue(capacity: config.fftSize + 8192)
         // Half a window of zeros first, so hop i is centred on sample i·hop.
-        queue.appendZeros(fftSize / 2)
-        let frameRate = Double(spectrumRate) / Double(hop)
-        periodicity = OnsetPeriodicity(frameRate: frameRate, maxLag: TempoEstimator.maxLag(frameRate: frameRate),
-                                       strongOnset: TempoEstimator.minOnsetStrength)
+        queue.appendZeros(config.fftSize / 2)
+        periodicity = OnsetPeriodicity(frameRate: config.frameRate,
+                                       maxLag: Int(config.frameRate * config.maxLagSeconds) + 2,
+                                       beatTrackingFrames: Int(config.frameRate * config.beatTrackingSeconds))
     }
 
     deinit {
-        if let path = Self.bandDumpPath {
-            try? dumpedLevels.withUnsafeBufferPointer { Data(buffer: $0) }.write(to: URL(fileURLWithPath: path))
-        }
         power.deallocate()
         current.deallocate()
         previous.deallocate()
@@ -84,13 +105,25 @@ public final class OnsetEnvelope {
     }
 
     public func process(_ samples: UnsafeBufferPointer<Float>) {
-        guard let decimator else { return frame(samples) }
         var offset = 0
         while offset < samples.count {
-            let n = min(Self.decimationChunk, samples.count - offset)
-            decimator.process(UnsafeBufferPointer(rebasing: samples[offset..<(offset + n)])) { frame($0) }
+            let n = min(Self.conversionChunk, samples.count - offset)
+            let piece = UnsafeBufferPointer(rebasing: samples[offset..<(offset + n)])
+            if let decimator {
+                decimator.process(piece) { frame($0) }
+            } else if let resampler {
+                resampler.process(piece) { frame($0) }
+            } else {
+                frame(piece)
+            }
             offset += n
         }
+    }
+
+    /// What the tempo estimator needs from everything processed. Call once, at the end of the track.
+    public func finish() -> OnsetPeriodicity.Summary {
+        observer?.finish()
+        return periodicity.finish()
     }
 
     private func frame(_ samples: UnsafeBufferPointer<Float>) {
@@ -98,33 +131,28 @@ public final class OnsetEnvelope {
         while offset < samples.count {
             offset += queue.append(samples, from: offset)
             var start = 0
-            while start + fftSize <= queue.count {
+            while start + config.fftSize <= queue.count {
                 analyzeFrame(queue.start + start)
-                start += hop
+                start += config.hop
             }
             queue.removeFirst(start)
         }
     }
 
-    /// For fitting the tempo model (scripts/tempo-model): when NAVISCAN_DUMP_ONSET_BANDS names a file,
-    /// every hop's compressed band levels are kept and written there (little-endian Float32, hops × bandCount).
-    private static let bandDumpPath = ProcessInfo.processInfo.environment["NAVISCAN_DUMP_ONSET_BANDS"]
-    private var dumpedLevels: [Float] = []
-
     private func analyzeFrame(_ frame: UnsafePointer<Float>) {
         spectrum.powerSpectrum(of: frame, into: power)
         bands.map(power, into: current)
-        compressMagnitudes(current, count: bandCount, gain: Self.compression)
-        if Self.bandDumpPath != nil { dumpedLevels.append(contentsOf: UnsafeBufferPointer(start: current, count: bandCount)) }
+        compressMagnitudes(current, count: bandCount, gain: config.compression)
+        observer?.observe(levels: UnsafeBufferPointer(start: current, count: bandCount))
         // Rises are measured against the louder of the two previous hops: two tones closer than the
         // window's main lobe beat against each other (a 55 Hz beat aliases into periodic flicker at a
         // 100 Hz hop), which this cancels, while a real onset is a step that passes.
         var low: Float = 0, mid: Float = 0, high: Float = 0
         if hasPrevious {
             func rise(_ b: Int) -> Float { max(0, current[b] - max(previous[b], beforePrevious[b])) }
-            for b in 0..<Self.midFirstBand { low += rise(b) }
-            for b in Self.midFirstBand..<Self.highFirstBand { mid += rise(b) }
-            for b in Self.highFirstBand..<bandCount { high += rise(b) }
+            for b in 0..<config.midFirstBand { low += rise(b) }
+            for b in config.midFirstBand..<config.highFirstBand { mid += rise(b) }
+            for b in config.highFirstBand..<bandCount { high += rise(b) }
         }
         beforePrevious.update(from: hasPrevious ? previous : current, count: bandCount)
         previous.update(from: current, count: bandCount)
@@ -132,4 +160,12 @@ public final class OnsetEnvelope {
         hasPrevious = true
         periodicity.append(low: low, mid: mid, high: high)
     }
+}
+
+/// Sees the onset front end's compressed band levels, hop by hop (for fitting the tempo model:
+/// scripts/tempo-model). `levels` is only valid during the call.
+public protocol OnsetBandObserver: AnyObject {
+    func observe(levels: UnsafeBufferPointer<Float>)
+    /// The track has ended.
+    func finish()
 }

@@ -2,25 +2,32 @@
 /// does not grow with the track (a 3-hour mix costs what a 3-minute song does):
 /// - per region (full band = low + mid + high, then low, mid, high), the autocorrelation of the
 ///   envelope after `PeakEmphasis` (a 1 s moving mean removed, positive peaks kept);
-/// - how many emphasised full-band values fall below the onset-strength floor (for its percentile);
-/// - the emphasised full-band envelope from the first onset on, for `phaseSeconds`, to place the beat.
+/// - a histogram of the emphasised full-band values, in quarter octaves (for their percentiles);
+/// - the emphasised full-band envelope from the first onset on, up to `beatTrackingFrames` values,
+///   to follow and place the beat.
 public final class OnsetPeriodicity {
     public struct Summary {
         public var frameRate: Double
         public var frameCount: Int
         /// Autocorrelations (lags 0…maxLag) of the full, low, mid and high regions; nil for a constant region.
         public var autocorrelations: [[Double]?]
-        /// Emphasised full-band values below `strongOnset`.
-        public var weakFrames: Int
-        /// Hop index of `phaseEnvelope[0]`.
-        public var phaseStart: Int
-        public var phaseEnvelope: [Double]
+        /// Counts of the emphasised full-band values v: bin 0 holds v < 2^(−10), bin k (1…80)
+        /// 2^((k − 41)/4) ≤ v < 2^((k − 40)/4), bin 81 the rest.
+        public var strengthHistogram: [Int]
+        /// Hop index of `beatEnvelope[0]`.
+        public var beatStart: Int
+        /// The emphasised full-band envelope from the first onset on.
+        public var beatEnvelope: [Double]
+
+        /// How many emphasised full-band values are at least `2^(quarterOctaves/4)`.
+        public func framesReaching(quarterOctaves q: Int) -> Int {
+            let first = max(0, min(strengthHistogram.count, q + 41))
+            return strengthHistogram[first...].reduce(0, +)
+        }
     }
 
-    static let phaseSeconds = 120.0
     public let frameRate: Double
     public let maxLag: Int
-    public let strongOnset: Double
     /// One per region (full, low, mid, high): four properties, not an array, so the per-hop path
     /// touches no reference counts.
     private let fullEmphasis: PeakEmphasis
@@ -29,24 +36,23 @@ public final class OnsetPeriodicity {
     private let highEmphasis: PeakEmphasis
     private let correlations: [StreamingAutocorrelation]
     private var frameCount = 0
-    private var weakFrames = 0
+    private var strengthHistogram = [Int](repeating: 0, count: 82)
     private var emitted = 0
-    private var phaseStart: Int?
-    private var phaseEnvelope: [Double] = []
-    private let phaseCapacity: Int
+    private var beatStart: Int?
+    private var beatEnvelope: [Double] = []
+    private let beatCapacity: Int
 
-    public init(frameRate: Double, maxLag: Int, strongOnset: Double) {
+    public init(frameRate: Double, maxLag: Int, beatTrackingFrames: Int) {
         self.frameRate = frameRate
         self.maxLag = maxLag
-        self.strongOnset = strongOnset
         let half = max(1, Int(frameRate * 0.5))
         fullEmphasis = PeakEmphasis(half: half)
         lowEmphasis = PeakEmphasis(half: half)
         midEmphasis = PeakEmphasis(half: half)
         highEmphasis = PeakEmphasis(half: half)
         correlations = (0..<4).map { _ in StreamingAutocorrelation(maxLag: maxLag) }
-        phaseCapacity = Int(frameRate * Self.phaseSeconds)
-        phaseEnvelope.reserveCapacity(phaseCapacity)
+        beatCapacity = beatTrackingFrames
+        beatEnvelope.reserveCapacity(beatCapacity)
     }
 
     public func append(low: Float, mid: Float, high: Float) {
@@ -61,9 +67,9 @@ public final class OnsetPeriodicity {
     private func take(_ region: Int, _ y: Double) {
         correlations[region].append(y)
         guard region == 0 else { return }
-        if y < strongOnset { weakFrames += 1 }
-        if phaseStart == nil, y > 0 { phaseStart = emitted }
-        if phaseStart != nil, phaseEnvelope.count < phaseCapacity { phaseEnvelope.append(y) }
+        strengthHistogram[Self.histogramBin(y)] += 1
+        if beatStart == nil, y > 0 { beatStart = emitted }
+        if beatStart != nil, beatEnvelope.count < beatCapacity { beatEnvelope.append(y) }
         emitted += 1
     }
 
@@ -72,7 +78,18 @@ public final class OnsetPeriodicity {
             emphasis.finish { take(region, $0) }
         }
         return Summary(frameRate: frameRate, frameCount: frameCount,
-                       autocorrelations: correlations.map { $0.finish() }, weakFrames: weakFrames,
-                       phaseStart: phaseStart ?? 0, phaseEnvelope: phaseEnvelope)
+                       autocorrelations: correlations.map { $0.finish() }, strengthHistogram: strengthHistogram,
+                       beatStart: beatStart ?? 0, beatEnvelope: beatEnvelope)
+    }
+
+    /// Quarter-octave bin of v (see `Summary.strengthHistogram`); exact at the bin edges.
+    @inline(__always)
+    static func histogramBin(_ v: Double) -> Int {
+        guard v >= 0x1p-10 else { return 0 }
+        guard v < 0x1p10 else { return 81 }
+        let e = v.exponent                    // 2^e ≤ v < 2^(e+1)
+        let m = v.significand                 // 1 ≤ m < 2
+        let quarter = m < 1.4142135623730951 ? (m < 1.189207115002721 ? 0 : 1) : (m < 1.681792830507429 ? 2 : 3)
+        return Int(e) * 4 + quarter + 41
     }
 }

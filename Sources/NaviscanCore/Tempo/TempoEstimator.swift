@@ -60,9 +60,9 @@ public struct TempoEstimator {
     static let lagMultiples: [Double] = [0.5, 1, 2, 3, 4]
     static let candidateRatios: [Double] = [1.0 / 4, 1.0 / 3, 1.0 / 2, 2.0 / 3, 3.0 / 4, 1, 4.0 / 3, 3.0 / 2, 2, 3, 4]
     static let seedRange: ClosedRange<Double> = 40...250
-    /// In log-magnitude flux units: about a 9 dB jump in one band. Real music, even ambient music with
-    /// a few bells, reaches 3 or more.
-    static let minOnsetStrength = 1.0
+    /// In log-magnitude flux units (as a power of two, in quarter octaves: 2^0 = 1): about a 9 dB jump
+    /// in one band. Real music, even ambient music with a few bells, reaches 3 or more.
+    static let minOnsetStrengthQuarterOctaves = 0
     /// The model score at which confidence is 0.5: midway between the best-scoring beatless clip (2.35)
     /// and the worst-scoring groove (3.7) of the rendered sets.
     static let confidenceCentre = 3.0
@@ -74,20 +74,17 @@ public struct TempoEstimator {
     /// Longest autocorrelation lag needed: four beats at the slowest seed tempo.
     static func maxLag(frameRate: Double) -> Int { Int(frameRate * 60 / seedRange.lowerBound * 4) + 2 }
 
-    /// The tempo of everything `envelope` has been given. Call once, at the end of the track.
-    public func estimate(envelope: OnsetEnvelope, soundStart: Double = 0) -> Result {
-        estimate(envelope.periodicity.finish(), soundStart: soundStart)
-    }
-
+    /// The tempo of a track from its onset summary (`OnsetEnvelope.finish()`); `soundStart` is where
+    /// its leading silence ends, seconds.
     public func estimate(_ summary: OnsetPeriodicity.Summary, soundStart: Double = 0) -> Result {
         let none = Result(bpm: nil, confidence: 0, alternates: [], firstBeat: nil)
         let frameRate = summary.frameRate
         let n = summary.frameCount
-        guard n >= Self.maxLag(frameRate: frameRate) + 2 else { return none }
-        // The 99th percentile of the emphasised strength reaches the floor iff at most 99 % lie below it.
-        guard summary.weakFrames <= n * 99 / 100 else { return none }
         let acfs = summary.autocorrelations
-        guard let fullACF = acfs[0] else { return none }
+        guard n >= Self.maxLag(frameRate: frameRate) + 2, let fullACF = acfs[0],
+              fullACF.count > Self.maxLag(frameRate: frameRate) else { return none }
+        // The 99th percentile of the emphasised strength reaches the floor iff at least 1 % reach it.
+        guard summary.framesReaching(quarterOctaves: Self.minOnsetStrengthQuarterOctaves) * 100 >= n else { return none }
         let regionACFs = acfs.map { $0 ?? [Double](repeating: 0, count: fullACF.count) }
 
         func salience(_ bpm: Double) -> Double {
@@ -142,16 +139,48 @@ public struct TempoEstimator {
         guard confidence >= config.minConfidence else {
             return Result(bpm: nil, confidence: (confidence * 1000).rounded() / 1000, alternates: [], firstBeat: nil)
         }
-        let bpm = min(config.maxBPM, max(config.minBPM, refine(candidates[bestIndex], span: 0.005, step: 0.01)))
+        let chosen = refine(candidates[bestIndex], span: 0.005, step: 0.01)
+        let precise = Self.periodFromPeaks(fullACF, lag: frameRate * 60 / chosen).map { frameRate * 60 / $0 } ?? chosen
+        let bpm = min(config.maxBPM, max(config.minBPM, abs(precise - chosen) < 0.01 * chosen ? precise : chosen))
         let bestScore = scores[bestIndex]
         let alternates = [0.5, 2, 2.0 / 3, 1.5].map { f -> Candidate in
             let alternate = refine(bpm * f)
             return Candidate(bpm: (alternate * 100).rounded() / 100, score: min(1, exp(score(alternate) - bestScore)))
         }
-        let firstBeat = Self.firstBeat(summary.phaseEnvelope, start: summary.phaseStart, frameRate: frameRate,
+        let firstBeat = Self.firstBeat(summary.beatEnvelope, start: summary.beatStart, frameRate: frameRate,
                                        bpm: bpm, soundStart: soundStart)
         return Result(bpm: (bpm * 100).rounded() / 100, confidence: (confidence * 1000).rounded() / 1000,
                       alternates: alternates, firstBeat: firstBeat)
+    }
+
+    /// The beat period, in hops, from the autocorrelation peaks at every multiple of `lag` that fits:
+    /// each peak is found within ±2 % (at least ±1.5 hops) of k·lag and placed between hops by a
+    /// parabola through its three highest values; the period is the least-squares slope of the peak
+    /// positions over k. The comb's linearly interpolated maxima snap to whole hops (a 10 ms hop is
+    /// 0.2 % of a beat at 125 BPM); the peaks out to 6 s pin the period to a few hundredths of a hop.
+    /// Nil when fewer than two peaks are found.
+    static func periodFromPeaks(_ r: [Double], lag: Double) -> Double? {
+        var kk = 0.0, kp = 0.0, found = 0
+        var k = 1
+        while true {
+            let centre = lag * Double(k)
+            let halfWidth = max(1.5, 0.02 * centre)
+            let lo = Int((centre - halfWidth).rounded(.down)), hi = Int((centre + halfWidth).rounded(.up))
+            guard lo >= 1, hi + 1 < r.count else { break }
+            var best = lo
+            for i in lo...hi where r[i] > r[best] { best = i }
+            if best > lo, best < hi, r[best] > 0 {
+                let a = r[best - 1], b = r[best], c = r[best + 1]
+                let denominator = a - 2 * b + c
+                let offset = denominator < 0 ? 0.5 * (a - c) / denominator : 0
+                let position = Double(best) + max(-0.5, min(0.5, offset))
+                kk += Double(k * k)
+                kp += Double(k) * position
+                found += 1
+            }
+            k += 1
+        }
+        return found >= 2 ? kp / kk : nil
     }
 
     /// Linear interpolation; 0 past the end.
