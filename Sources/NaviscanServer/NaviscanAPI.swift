@@ -138,7 +138,9 @@ public enum NaviscanAPI {
                                 body: ResponseBody(contentLength: total) { writer in
                     var offset = 0
                     while offset < total {
-                        let bytes = try frames.readBytes(at: offset, maxCount: total - offset)
+                        // 64 kB at a time: with many concurrent answers, what waits in socket
+                        // buffers stays small.
+                        let bytes = try frames.readBytes(at: offset, maxCount: min(total - offset, 64 << 10))
                         try await writer.write(ByteBuffer(bytes: bytes))
                         offset += bytes.count
                     }

@@ -42,7 +42,7 @@ struct HostileServerTests {
             try await client.execute(uri: "/visualizer/frames?relative_path=" + query(track), method: .get) { #expect($0.status == .notFound) }
         }
         let store = try TrackStore(path: layout.databasePath)
-        #expect(try store.track(relativePath: track)?.visFingerprint == nil)
+        #expect(try await store.track(relativePath: track)?.visFingerprint == nil)
         let options = ScanOptions(library: served.library, output: served.data, visualizer: VisualizerConfig(), profile: ProfileConfig(), jobs: 1)
         let summary = try LibraryScanner(options: options, logger: Logger(label: "test")).run()
         #expect(summary.analysed == 1 && summary.unchanged == 2)
@@ -73,7 +73,8 @@ struct HostileServerTests {
                 for format in ["", "&format=binary"] {
                     try await client.execute(uri: "/visualizer/frames?relative_path=" + query(track) + format, method: .get) { response in
                         #expect(response.status == .internalServerError, "\(track) \(format)")
-                        #expect(try json(response.body)["error"] is String)
+                        let body = try json(response.body)
+                        #expect(body["error"] is String)
                     }
                 }
             }
@@ -85,10 +86,10 @@ struct HostileServerTests {
         let served = try ServedLibrary()
         defer { served.cleanUp() }
         let store = try TrackStore(path: OutputLayout(root: served.data).databasePath)
-        var record = try #require(try store.track(relativePath: served.tracks[1]))
+        var record = try #require(try await store.track(relativePath: served.tracks[1]))
         record.profileJSON = "{\"relative_path\": \"x\", oops"
         try store.save(record)
-        var other = try #require(try store.track(relativePath: served.tracks[2]))
+        var other = try #require(try await store.track(relativePath: served.tracks[2]))
         other.profileJSON = other.profileJSON!.replacingOccurrences(of: "\"lufs\" : ", with: "\"lufs\" : 2722.0, \"x\" : ")
         try store.save(other)
         try await served.app().test(.live) { client in
@@ -101,8 +102,8 @@ struct HostileServerTests {
             }
             try await client.execute(uri: "/smart-dj/profile?relative_path=" + query(served.tracks[0]), method: .get) { #expect($0.status == .ok) }
         }
-        #expect(try store.track(relativePath: served.tracks[1])?.profileFingerprint == nil)
-        #expect(try store.track(relativePath: served.tracks[2])?.profileFingerprint == nil)
+        #expect(try await store.track(relativePath: served.tracks[1])?.profileFingerprint == nil)
+        #expect(try await store.track(relativePath: served.tracks[2])?.profileFingerprint == nil)
     }
 
     @Test("413 for a body over the limit, 405 with Allow for a wrong method, HEAD with the GET's headers")
@@ -113,7 +114,8 @@ struct HostileServerTests {
             let big = ByteBuffer(repeating: UInt8(ascii: " "), count: 20 << 20)
             try await client.execute(uri: "/smart-dj/bulk-profiles", method: .post, body: big) { response in
                 #expect(response.status == .contentTooLarge)
-                #expect(try json(response.body)["error"] is String)
+                let body = try json(response.body)
+                #expect(body["error"] is String)
             }
             for (method, uri) in [(HTTPRequest.Method.delete, "/health"), (.post, "/visualizer/frames"), (.put, "/smart-dj/profile"), (.get, "/visualizer/precompute")] {
                 try await client.execute(uri: uri, method: method) { response in
@@ -177,28 +179,21 @@ struct HostileServerTests {
 
     @Test("A 3-hour track's JSON frames stream in bounded memory")
     func longTrackStreams() throws {
-        let scratch = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-long")
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let layout = OutputLayout(root: scratch)
-        let track = "Long/three hours.flac"
-        let key = OutputLayout.key(forRelativePath: track)
+        // A scanned track whose frame file is replaced by a 3-hour one (generated, not decoded).
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        let track = served.tracks[0]
+        let file = OutputLayout(root: served.data).visPath(key: OutputLayout.key(forRelativePath: track))
         var config = VisualizerConfig()
         config.encoding = .uint8
         let seconds = 3 * 3600.0
-        try FileManager.default.createDirectory(atPath: (layout.visPath(key: key) as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        let writer = try VisFrameWriter(path: layout.visPath(key: key), config: config)
+        let writer = try VisFrameWriter(path: file, config: config)
         let frame = (0..<64).map { Float($0 % 2) }
         let frameCount = VisFrameAnalyzer.frameCount(duration: seconds, fps: config.fps)
         for _ in 0..<frameCount { try frame.withUnsafeBufferPointer { try writer.append($0.baseAddress!) } }
         try writer.finish(duration: seconds, sourceSampleRate: 44_100, sourceChannels: 2)
-        let store = try TrackStore(path: layout.databasePath)
-        try store.save(TrackRecord(relativePath: track, key: key, size: 1, mtime: 1, status: .ok, errorMessage: nil, duration: seconds,
-                                   codec: "flac", sampleRate: 44_100, channels: 2, analyzerVersion: NaviscanVersion.version,
-                                   visFingerprint: AnalysisFingerprint.visualizer(config), profileFingerprint: nil,
-                                   analyzedAt: TrackProfile.timestamp(Date()), changedAt: 0, bpm: nil, bpmConfidence: nil, lufs: nil,
-                                   gainDB: nil, silenceEnd: nil, silenceStart: nil, silent: nil, profileJSON: nil))
 
-        let server = try ServerProcess(data: scratch)
+        let server = try ServerProcess(data: served.data)
         #expect(try RawSocket(port: server.port).request("GET", "/health").status == 200)
         let before = try server.memory().resident
         var brackets = 0
