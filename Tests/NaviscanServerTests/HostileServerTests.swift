@@ -27,14 +27,17 @@ struct HostileServerTests {
         let served = try ServedLibrary()
         defer { served.cleanUp() }
         let layout = OutputLayout(root: served.data)
-        let track = served.tracks[0]
-        try VisFileSurgery.setPayloadFloat(layout.visPath(key: OutputLayout.key(forRelativePath: track)), index: 64 * 40 + 7, .nan)
+        let track = served.tracks[0], binaryTrack = served.tracks[2]
+        for damaged in [track, binaryTrack] {
+            try VisFileSurgery.setPayloadFloat(layout.visPath(key: OutputLayout.key(forRelativePath: damaged)), index: 64 * 40 + 7, .nan)
+        }
         try await served.app().test(.live) { client in
-            for headers: HTTPFields in [[:], [.accept: "application/octet-stream"]] {
-                try await client.execute(uri: "/visualizer/frames?relative_path=" + query(track), method: .get, headers: headers) { response in
+            let requests: [(String, HTTPFields)] = [(track, HTTPFields()), (binaryTrack, [.accept: "application/octet-stream"])]
+            for (path, headers) in requests {
+                try await client.execute(uri: "/visualizer/frames?relative_path=" + query(path), method: .get, headers: headers) { response in
                     #expect(response.status == .internalServerError)
                     let message = try #require(try json(response.body)["error"] as? String)
-                    #expect(message.contains(track) && message.contains("re-analysis"))
+                    #expect(message.contains(path) && message.contains("re-analysis"))
                 }
             }
             try await client.execute(uri: "/health", method: .get) { #expect($0.status == .ok) }
@@ -45,7 +48,7 @@ struct HostileServerTests {
         #expect(try await store.track(relativePath: track)?.visFingerprint == nil)
         let options = ScanOptions(library: served.library, output: served.data, visualizer: VisualizerConfig(), profile: ProfileConfig(), jobs: 1)
         let summary = try LibraryScanner(options: options, logger: Logger(label: "test")).run()
-        #expect(summary.analysed == 1 && summary.unchanged == 2)
+        #expect(summary.analysed == 2 && summary.unchanged == 1)
         try await served.app().test(.live) { client in
             try await client.execute(uri: "/visualizer/frames?relative_path=" + query(track), method: .get) { response in
                 #expect(response.status == .ok)
@@ -69,13 +72,15 @@ struct HostileServerTests {
         let whole = try Data(contentsOf: URL(fileURLWithPath: files[2]))
         try whole.prefix(whole.count - 100).write(to: URL(fileURLWithPath: files[2]))
         try await served.app().test(.live) { client in
-            for track in served.tracks {
-                for format in ["", "&format=binary"] {
-                    try await client.execute(uri: "/visualizer/frames?relative_path=" + query(track) + format, method: .get) { response in
-                        #expect(response.status == .internalServerError, "\(track) \(format)")
-                        let body = try json(response.body)
-                        #expect(body["error"] is String)
-                    }
+            for (track, format) in zip(served.tracks, ["", "&format=binary", "&format=binary"]) {
+                try await client.execute(uri: "/visualizer/frames?relative_path=" + query(track) + format, method: .get) { response in
+                    #expect(response.status == .internalServerError, "\(track) \(format)")
+                    let body = try json(response.body)
+                    #expect(body["error"] is String)
+                }
+                // Then marked for re-analysis: not served any more.
+                try await client.execute(uri: "/visualizer/frames?relative_path=" + query(track) + format, method: .get) { response in
+                    #expect(response.status == .notFound)
                 }
             }
         }
@@ -157,7 +162,8 @@ struct HostileServerTests {
             #expect(silent.closedByServer())
             #expect(trickle.closedByServer())
             #expect(keptAlive.closedByServer())
-            try await client.execute(uri: "/health", method: .get) { #expect($0.status == .ok) }
+            // (The test client's own kept-alive connection is closed too: a fresh one is served.)
+            #expect(try RawSocket(port: port).request("GET", "/health").status == 200)
         }
     }
 
