@@ -57,7 +57,7 @@ fuzz: deps
 	FUZZ_SECONDS=$(FUZZ_SECONDS) SWIFT=$(SWIFT) scripts/fuzz/run.sh
 
 # CI's short fixed-seed pass: the same inputs on every run, so a failure reproduces.
-FUZZ_CHECK_ITERATIONS ?= 6000
+FUZZ_CHECK_ITERATIONS ?= 3000
 fuzz-check: deps
 	$(SWIFT) build --product naviscan-fuzz
 	scripts/fuzz/make-corpus.sh .build/fuzz-corpus

@@ -104,6 +104,7 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var deadline: Scheduled<Void>?
     private var context: ChannelHandlerContext?
     private var registered = false
+    private var lastFour: UInt32 = 0
 
     init(limits: ConnectionLimits, registry: ConnectionRegistry) {
         self.limits = limits
@@ -128,6 +129,23 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     func handlerRemoved(context: ChannelHandlerContext) {
         stop(context)
         self.context = nil
+    }
+
+    /// The end of a request head ("\r\n\r\n") is seen here on the raw bytes: Hummingbird only adds
+    /// the HTTP-level handlers once it has decided about a WebSocket upgrade, which on a busy
+    /// machine can take longer than the head timeout.
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if phase == .waitingForHead {
+            let ended = unwrapInboundIn(data).withUnsafeReadableBytes { bytes in
+                for byte in bytes {
+                    lastFour = lastFour << 8 | UInt32(byte)
+                    if lastFour == 0x0D0A_0D0A { return true }
+                }
+                return false
+            }
+            if ended { requestHeadReceived() }
+        }
+        context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -184,6 +202,7 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     func responseEnded() {
         guard let context, phase != .upgraded else { return }
         phase = .waitingForHead
+        lastFour = 0
         registry.setWaiting(context.channel, true)
         arm(limits.idleTimeout, context)
     }

@@ -149,8 +149,8 @@ struct HostileServerTests {
         let served = try ServedLibrary()
         defer { served.cleanUp() }
         var configuration = ServerConfiguration(dataDirectory: served.data, port: 0)
-        configuration.limits.requestHeadTimeout = .seconds(1)
-        configuration.limits.idleTimeout = .seconds(1)
+        configuration.limits.requestHeadTimeout = .seconds(2)
+        configuration.limits.idleTimeout = .seconds(2)
         let app = try NaviscanAPI.makeApplication(configuration: configuration, logger: Logger(label: "slowloris"))
         try await app.test(.live) { client in
             let port = try #require(client.port)
