@@ -122,7 +122,7 @@ struct HostileServerTests {
                 let body = try json(response.body)
                 #expect(body["error"] is String)
             }
-            for (method, uri) in [(HTTPRequest.Method.delete, "/health"), (.post, "/visualizer/frames"), (.put, "/smart-dj/profile"), (.get, "/visualizer/precompute")] {
+            for (method, uri) in [(HTTPRequest.Method.delete, "/health"), (.post, "/visualizer/frames"), (.put, "/smart-dj/profile"), (.delete, "/visualizer/precompute")] {
                 try await client.execute(uri: uri, method: method) { response in
                     #expect(response.status == .methodNotAllowed, "\(method) \(uri)")
                     #expect(response.headers[.allow] != nil)
@@ -154,16 +154,17 @@ struct HostileServerTests {
         let app = try NaviscanAPI.makeApplication(configuration: configuration, logger: Logger(label: "slowloris"))
         try await app.test(.live) { client in
             let port = try #require(client.port)
-            let silent = try RawSocket(port: port)
-            let trickle = try RawSocket(port: port)
+            // Generous read timeouts: on a loaded machine the server may be slow, never silent for a minute.
+            let silent = try RawSocket(port: port, timeout: 60)
+            let trickle = try RawSocket(port: port, timeout: 60)
             try trickle.send("GET /health HTTP/1.1\r\nHost: x\r\n")
-            let keptAlive = try RawSocket(port: port)
+            let keptAlive = try RawSocket(port: port, timeout: 60)
             #expect(try keptAlive.request("GET", "/health").status == 200)
             #expect(silent.closedByServer())
             #expect(trickle.closedByServer())
             #expect(keptAlive.closedByServer())
             // (The test client's own kept-alive connection is closed too: a fresh one is served.)
-            #expect(try RawSocket(port: port).request("GET", "/health").status == 200)
+            #expect(try RawSocket(port: port, timeout: 60).request("GET", "/health").status == 200)
         }
     }
 
