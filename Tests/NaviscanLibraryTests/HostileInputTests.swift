@@ -5,16 +5,6 @@ import NaviscanLibrary
 import NaviscanTestSupport
 import Testing
 
-/// Numbers in a JSON value that are not finite, or profile values no analysis can produce.
-private func implausibleNumbers(in value: Any, at path: String = "$") -> [String] {
-    switch value {
-    case let dictionary as [String: Any]: return dictionary.flatMap { implausibleNumbers(in: $0.value, at: path + "." + $0.key) }
-    case let array as [Any]: return array.enumerated().flatMap { implausibleNumbers(in: $0.element, at: path + "[\($0.offset)]") }
-    case let number as NSNumber: return number.doubleValue.isFinite ? [] : [path]
-    default: return []
-    }
-}
-
 @Suite("The executable on damaged and hostile input", .serialized)
 struct HostileInputTests {
     func validVis(in directory: String) throws -> String {
@@ -109,13 +99,13 @@ struct HostileInputTests {
         let result = try NaviscanProcess.run([library, "--out", scratch + "/out", "--json", "--quiet"])
         #expect(result.status == 1)   // inf.wav failed, and says so
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)))
-        #expect(implausibleNumbers(in: summary).isEmpty)
+        #expect(JSONNumbers.nonFinite(in: summary).isEmpty)
         #expect(result.stdout.contains("inf.wav"))
         let profiles = FileManager.default.enumerator(atPath: scratch + "/out/profiles")!.compactMap { $0 as? String }.filter { $0.hasSuffix(".json") }
         #expect(profiles.count == 4)
         for name in profiles {
             let data = try Data(contentsOf: URL(fileURLWithPath: scratch + "/out/profiles/" + name))
-            #expect(implausibleNumbers(in: try JSONSerialization.jsonObject(with: data)).isEmpty)
+            #expect(JSONNumbers.nonFinite(in: try JSONSerialization.jsonObject(with: data)).isEmpty)
             let profile = try StoredProfile.read(data)
             if let lufs = profile.lufs, lufs > 0 { #expect(profile.loudnessNote != nil) }
         }

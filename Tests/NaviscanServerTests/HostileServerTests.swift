@@ -10,16 +10,6 @@ import NaviscanTestSupport
 import NIOCore
 import Testing
 
-/// Walks a JSON value and returns the paths of numbers that are not finite.
-func nonFiniteNumbers(in value: Any, at path: String = "$") -> [String] {
-    switch value {
-    case let dictionary as [String: Any]: return dictionary.flatMap { nonFiniteNumbers(in: $0.value, at: path + "." + $0.key) }
-    case let array as [Any]: return array.enumerated().flatMap { nonFiniteNumbers(in: $0.element, at: path + "[\($0.offset)]") }
-    case let number as NSNumber: return number.doubleValue.isFinite ? [] : [path]
-    default: return []
-    }
-}
-
 @Suite("naviscan serve under damaged data and hostile clients", .serialized)
 struct HostileServerTests {
     @Test("A NaN in a stored frame file: JSON and binary answer 500, the server lives, the next scan repairs it")
@@ -53,7 +43,7 @@ struct HostileServerTests {
             try await client.execute(uri: "/visualizer/frames?relative_path=" + query(track), method: .get) { response in
                 #expect(response.status == .ok)
                 let body = try json(response.body)
-                #expect(nonFiniteNumbers(in: body).isEmpty)
+                #expect(JSONNumbers.nonFinite(in: body).isEmpty)
                 #expect((body["frames"] as? [[Double]])?.count == 90)
             }
         }
