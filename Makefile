@@ -6,7 +6,7 @@ PKGCONFIG_MODULES := sndfile libmpg123 libsyn123 fftw3f libebur128
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= demo-out
 
-.PHONY: all deps build test demo bench bench-check bench-thresholds speed-bar install clean
+.PHONY: all deps build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check install clean
 
 all: build
 
@@ -50,9 +50,22 @@ bench-thresholds: deps
 speed-bar: build
 	scripts/speed-bar.sh
 
+# Fuzzes every reader of untrusted files for FUZZ_SECONDS (default 300): libFuzzer when
+# `swiftc -sanitize=fuzzer` links, else the mutation driver (see scripts/fuzz/README.md).
+FUZZ_SECONDS ?= 300
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) SWIFT=$(SWIFT) scripts/fuzz/run.sh
+
+# CI's short fixed-seed pass: the same inputs on every run, so a failure reproduces.
+FUZZ_CHECK_ITERATIONS ?= 3000
+fuzz-check: deps
+	$(SWIFT) build --product naviscan-fuzz
+	scripts/fuzz/make-corpus.sh .build/fuzz-corpus
+	.build/debug/naviscan-fuzz .build/fuzz-corpus --seed 1 --iterations $(FUZZ_CHECK_ITERATIONS) --artifacts .build/fuzz-artifacts
+
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 .build/release/naviscan $(DESTDIR)$(PREFIX)/bin/naviscan
 
 clean:
-	rm -rf .build Benchmarks/.build $(DEMO_OUT)
+	rm -rf .build .build-fuzz Benchmarks/.build $(DEMO_OUT)

@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "naviscan", targets: ["naviscan"]),
+        .executable(name: "naviscan-fuzz", targets: ["naviscan-fuzz"]),
         .library(name: "NaviscanCore", targets: ["NaviscanCore"]),
         .library(name: "NaviscanLibrary", targets: ["NaviscanLibrary"]),
         .library(name: "NaviscanServer", targets: ["NaviscanServer"]),
@@ -78,6 +79,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+
+        // The fuzz target over every reader of untrusted files (scripts/fuzz/README.md, `make fuzz`).
+        .executableTarget(
+            name: "naviscan-fuzz",
+            dependencies: ["NaviscanCore", "NaviscanTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
 
         .testTarget(

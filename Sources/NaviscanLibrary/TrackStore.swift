@@ -210,6 +210,18 @@ public final class TrackStore: @unchecked Sendable {
         }
     }
 
+    /// A stored output a reader found damaged.
+    public enum DamagedOutput: Sendable { case visualizerFrames, profile }
+
+    /// Forgets the fingerprint of a damaged output (and a damaged profile's JSON), so nothing serves
+    /// it any more and the next scan's incremental rule analyses the track again.
+    public func markDamaged(relativePath: String, output: DamagedOutput) async throws {
+        let columns = output == .visualizerFrames ? "vis_fingerprint = NULL" : "profile_fingerprint = NULL, profile_json = NULL"
+        do {
+            try await pool.write { try $0.execute(sql: "UPDATE track SET \(columns) WHERE relative_path = ?", arguments: [relativePath]) }
+        } catch { throw Self.libraryError(error, path: path) }
+    }
+
     public struct Counts: Sendable { public var profiles: Int; public var vis: Int }
 
     public func counts() async throws -> Counts {

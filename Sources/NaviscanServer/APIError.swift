@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 
 /// Every error leaves the server as `{"error": "..."}` with a fitting status.
 struct APIError: Error, HTTPResponseError {
@@ -28,18 +29,32 @@ enum JSONBody {
     }
 }
 
-/// Turns any error (unknown routes, HTTPError, unexpected failures) into the JSON error shape.
+/// Turns any error (unknown routes, HTTPError, unexpected failures) into the JSON error shape: a
+/// known path asked with the wrong method is 405 with `Allow`, a body over its limit 413.
 struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    let allowedMethods: [String: [HTTPRequest.Method]]
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as APIError {
             return JSONBody.response(status: error.status, object: ["error": error.message])
+        } catch let error as HTTPError where error.status == .notFound {
+            if let methods = allowedMethods[request.uri.path] {
+                var response = JSONBody.response(status: .methodNotAllowed, object: [
+                    "error": "\(request.method) is not allowed on \(request.uri.path); use \(methods.map(\.rawValue).joined(separator: ", "))",
+                ])
+                response.headers[.allow] = methods.map(\.rawValue).joined(separator: ", ")
+                return response
+            }
+            return JSONBody.response(status: .notFound, object: ["error": "no such endpoint: \(request.uri.path)"])
         } catch let error as HTTPError {
             return JSONBody.response(status: error.status, object: ["error": error.body ?? error.status.reasonPhrase])
+        } catch is NIOTooManyBytesError {
+            return JSONBody.response(status: .contentTooLarge, object: ["error": "the request body is larger than this endpoint takes; send fewer paths per request"])
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(error)"])
-            return JSONBody.response(status: .internalServerError, object: ["error": "internal error: \(error)"])
+            return JSONBody.response(status: .internalServerError, object: ["error": "internal error; see the server log"])
         }
     }
 }

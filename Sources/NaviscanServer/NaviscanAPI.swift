@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NaviscanCore
@@ -16,6 +17,16 @@ import NIOCore
 ///     POST /visualizer/precompute {"relative_path": P}   (GET …?relative_path=P: its state)
 ///     WS   /ws/push                                 ({"event": "track_analyzed", "relative_path": P})
 public enum NaviscanAPI {
+    /// The largest POST body /smart-dj/bulk-profiles takes (10,000 long paths fit); more is 413.
+    static let bulkBodyLimit = 4 << 20
+
+    /// Each route's methods, for 405 answers (HEAD is allowed wherever GET is).
+    static let routes: [String: [HTTPRequest.Method]] = [
+        "/health": [.get, .head], "/smart-dj/profile": [.get, .head],
+        "/smart-dj/bulk-profiles": [.get, .head, .post], "/visualizer/frames": [.get, .head],
+        "/visualizer/precompute": [.get, .head, .post], "/ws/push": [.get],
+    ]
+
     /// Builds the application: routes, middleware, the store watcher. Run it with `runService()`.
     public static func makeApplication(configuration: ServerConfiguration, logger: Logger,
                                        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
@@ -31,11 +42,26 @@ public enum NaviscanAPI {
         let precompute = PrecomputeQueue(processor: processor, store: store, hub: hub, workers: configuration.precomputeJobs,
                                          capacity: configuration.precomputeQueueCapacity, logger: logger)
         let visSize = VisCacheSize(directory: layout.visDirectory)
-        let fileIO = FileIO()
 
-        let router = Router(context: BasicWebSocketRequestContext.self)
+        // HEAD answers every GET with the GET's headers and no body.
+        let router = Router(context: BasicWebSocketRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.middlewares.add(RequestLogMiddleware())
-        router.middlewares.add(JSONErrorMiddleware())
+        router.middlewares.add(JSONErrorMiddleware(allowedMethods: routes))
+
+        /// A stored output that a reader rejected: logged, marked in the store so nothing serves it
+        /// and the next scan analyses the track again, and answered with a plain 500.
+        @Sendable func damaged(_ path: String, _ output: TrackStore.DamagedOutput, _ error: Error) async -> APIError {
+            let what = output == .visualizerFrames ? "visualizer frames" : "profile"
+            if let error = error as? VisFrameError, case .io = error {
+                return APIError(status: .internalServerError, message: "cannot read the \(what) of \(path): \(error)")
+            }
+            logger.warning("damaged stored output", metadata: ["path": "\(path)", "output": "\(what)", "error": "\(error)"])
+            do { try await store.markDamaged(relativePath: path, output: output) } catch {
+                logger.error("could not mark a damaged output", metadata: ["path": "\(path)", "error": "\(error)"])
+            }
+            return APIError(status: .internalServerError,
+                            message: "the stored \(what) of \(path) are damaged (\(error)); the track is marked for re-analysis by the next scan")
+        }
 
         router.get("/health") { _, _ -> Response in
             let counts = try await store.counts()
@@ -51,13 +77,19 @@ public enum NaviscanAPI {
             guard let json = try await store.profiles(relativePaths: [path])[path] else {
                 throw APIError.notFound("no profile for \(path)")
             }
+            do { _ = try StoredProfile.read(Data(json.utf8)) } catch { throw await damaged(path, .profile, error) }
             return JSONBody.response(data: Data(json.utf8))
         }
 
         @Sendable func bulk(_ paths: [String]) async throws -> Response {
             guard paths.count <= 10_000 else { throw APIError.badRequest("at most 10,000 paths per request") }
             let valid = try paths.map { try RelativePath.validate($0) }
-            let found = try await store.profiles(relativePaths: valid)
+            var found = try await store.profiles(relativePaths: valid)
+            // A stored profile that is not a valid profile is left out (listed as missing) and marked.
+            for (path, json) in found where (try? StoredProfile.read(Data(json.utf8))) == nil {
+                found[path] = nil
+                _ = await damaged(path, .profile, StoredProfileError.notAProfile)
+            }
             var body = Data("{\"missing\":".utf8)
             body += try JSONSerialization.data(withJSONObject: valid.filter { found[$0] == nil }, options: [.withoutEscapingSlashes])
             body += Data(",\"profiles\":{".utf8)
@@ -75,7 +107,7 @@ public enum NaviscanAPI {
             return try await bulk(values.flatMap { $0.split(separator: ",").map(String.init) })
         }
         router.post("/smart-dj/bulk-profiles") { request, _ -> Response in
-            let body = try await request.body.collect(upTo: 16 << 20)
+            let body = try await request.body.collect(upTo: bulkBodyLimit)
             let object = try? JSONSerialization.jsonObject(with: Data(buffer: body))
             guard let paths = (object as? [String]) ?? ((object as? [String: Any])?["paths"] as? [String]) else {
                 throw APIError.badRequest("the body must be a JSON array of paths or {\"paths\": [...]}")
@@ -88,22 +120,50 @@ public enum NaviscanAPI {
             guard let record = try await store.track(relativePath: path), record.status == .ok, record.visFingerprint != nil else {
                 throw APIError.notFound("no visualizer frames for \(path)")
             }
-            let file = layout.visPath(key: record.key)
             let binary = request.uri.queryParameters.get("format") == "binary"
                 || (request.headers[.accept]?.contains("application/octet-stream") ?? false)
-            if binary {
-                let attributes = try await Task.detached { try FileManager.default.attributesOfItem(atPath: file) }.value
-                let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
-                let mtime = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
-                let etag = "\"\(record.key)-\(String(size, radix: 16))-\(String(Int64(mtime * 1e6), radix: 16))\""
-                if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
-                    return Response(status: .notModified, headers: [.eTag: etag])
-                }
-                let body = try await fileIO.loadFile(path: file, context: context)
-                return Response(status: .ok, headers: [.contentType: "application/octet-stream", .contentLength: "\(size)", .eTag: etag], body: body)
+            let frames: VisFrameFile
+            do { frames = try VisFrameFile(path: layout.visPath(key: record.key)) } catch { throw await damaged(path, .visualizerFrames, error) }
+            let etag = "\"\(record.key)-\(String(frames.byteCount, radix: 16))-\(String(Int64(frames.modificationTime * 1e6), radix: 16))\""
+            if binary, let match = request.headers[.ifNoneMatch],
+               match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
+                return Response(status: .notModified, headers: [.eTag: etag])
             }
-            let data = try await Task.detached { try FramesJSON.encode(relativePath: path, file: file) }.value
-            return JSONBody.response(data: data)
+            // Every value is checked before the answer starts: a damaged file is an error answer,
+            // never a 200 that breaks off or carries NaN.
+            do { try frames.validatePayload() } catch { throw await damaged(path, .visualizerFrames, error) }
+            if binary {
+                let total = frames.byteCount
+                return Response(status: .ok, headers: [.contentType: "application/octet-stream", .eTag: etag],
+                                body: ResponseBody(contentLength: total) { writer in
+                    var offset = 0
+                    while offset < total {
+                        // 64 kB at a time: with many concurrent answers, what waits in socket
+                        // buffers stays small.
+                        let bytes = try frames.readBytes(at: offset, maxCount: min(total - offset, 64 << 10))
+                        try await writer.write(ByteBuffer(bytes: bytes))
+                        offset += bytes.count
+                    }
+                    try await writer.finish(nil)
+                })
+            }
+            let prefix = try FramesJSON.prefix(relativePath: path, header: frames.header)
+            // Streamed a chunk of frames at a time: memory per request does not grow with the track.
+            return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: ResponseBody { writer in
+                try await writer.write(ByteBuffer(bytes: prefix))
+                var text = [UInt8]()
+                var first = 0
+                while first < frames.frameCount {
+                    text.removeAll(keepingCapacity: true)
+                    let start = first
+                    first += try frames.readFrames(from: start) { values in
+                        FramesJSON.appendFrame(values, isFirst: start == 0 && text.isEmpty, to: &text)
+                    }
+                    try await writer.write(ByteBuffer(bytes: text))
+                }
+                try await writer.write(ByteBuffer(bytes: FramesJSON.suffix))
+                try await writer.finish(nil)
+            })
         }
 
         router.post("/visualizer/precompute") { request, _ -> Response in
@@ -157,10 +217,21 @@ public enum NaviscanAPI {
             await hub.unregister(id)
         }
 
+        let maxConnections = configuration.limits.effectiveMaxConnections()
+        let registry = ConnectionRegistry(evictionThreshold: configuration.limits.evictionThreshold(maxConnections: maxConnections))
+        let limits = configuration.limits
+        let webSocketResponder = router.buildResponder()
+        let server = HTTPServerBuilder { responder in
+            guarded(HTTP1WebSocketUpgradeChannel(
+                        responder: responder, webSocketResponder: webSocketResponder,
+                        configuration: .init(http1: .init(additionalChannelHandlers: [RequestActivityHandler()]))),
+                    limits: limits, registry: registry)
+        }
         var app = Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: router),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "naviscan"),
+            server: server,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "naviscan",
+                                 availableConnectionsDelegate: .maximum(maxConnections, logger: logger)),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )

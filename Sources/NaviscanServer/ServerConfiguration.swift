@@ -13,6 +13,8 @@ public struct ServerConfiguration: Sendable {
     public var precomputeQueueCapacity: Int = 256
     /// How often the store is polled for changes to push over /ws/push.
     public var pollInterval: Duration = .milliseconds(500)
+    /// Timeouts and the connection cap (see docs/hardening.md).
+    public var limits = ConnectionLimits()
 
     public init(dataDirectory: String, library: String? = nil, host: String = "127.0.0.1", port: Int = 8000) {
         self.dataDirectory = dataDirectory

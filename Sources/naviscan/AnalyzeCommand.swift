@@ -68,6 +68,7 @@ struct AnalyzeCommand: ParsableCommand {
 }
 
 func formatDuration(_ seconds: Double) -> String {
+    guard seconds.isFinite, seconds < 1e9 else { return "\(seconds) s" }
     let total = max(seconds, 0)
     let minutes = Int(total / 60)
     return String(format: "%d:%06.3f", minutes, total - Double(minutes) * 60)

@@ -46,7 +46,11 @@ struct ServeCommand: AsyncParsableCommand {
             library: libraryPath, host: host, port: port)
         configuration.precomputeJobs = jobs
         do {
-            let app = try NaviscanAPI.makeApplication(configuration: configuration, logger: logger)
+            let host = self.host
+            let app = try NaviscanAPI.makeApplication(configuration: configuration, logger: logger) { port in
+                // One plain line, so scripts (and the tests) learn the port when --port 0 picked one.
+                FileHandle.standardError.write(Data("naviscan: listening on http://\(host):\(port)\n".utf8))
+            }
             try await app.runService()
         } catch {
             FileHandle.standardError.write(Data("naviscan: \(error)\n".utf8))

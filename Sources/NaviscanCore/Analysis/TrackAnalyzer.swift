@@ -49,7 +49,13 @@ public final class TrackAnalyzer {
         if let config = options.visualizer, let visOutput {
             writer = try VisFrameWriter(path: visOutput, config: config, durability: durability)
         }
-        let result = try analyze(decoder: decoder, visSink: writer, isCancelled: isCancelled)
+        let result: TrackAnalysis
+        do { result = try analyze(decoder: decoder, visSink: writer, isCancelled: isCancelled) } catch let error as LoudnessError {
+            // The loop does not know the path; every message a user sees names the file.
+            throw DecodeError.unsupportedStream(path: path, reason: "\(error)")
+        } catch let error as ResamplerError {
+            throw DecodeError.unsupportedStream(path: path, reason: "\(error)")
+        }
         try writer?.finish(duration: result.duration, sourceSampleRate: result.stream.sampleRate,
                            sourceChannels: result.stream.channels)
         logger.debug("analysed", metadata: [
@@ -70,8 +76,16 @@ public final class TrackAnalyzer {
         let visFrames = try options.visualizer.flatMap { config in try visSink.map { _ in try VisFrameAnalyzer(config: config) } }
         let profile = options.profile
         // The silence detector reads every sample's magnitude: the sample peak comes from it.
+        // Below the rate BS.1770's filter is defined for, loudness is measured on a resampled copy.
+        let loudnessResampler = try profile.flatMap { _ in
+            info.sampleRate < LoudnessMeter.minimumSampleRate
+                ? try Resampler(inputRate: info.sampleRate, outputRate: LoudnessMeter.resampledRate,
+                                maxInputFrames: blockFrames, channels: info.channels)
+                : nil
+        }
         let loudness = try profile.map {
-            try LoudnessMeter(config: $0.loudness, sampleRate: info.sampleRate, layout: info.channelLayout, measuresSamplePeak: false)
+            try LoudnessMeter(config: $0.loudness, sampleRate: loudnessResampler?.outputRate ?? info.sampleRate,
+                              layout: info.channelLayout, measuresSamplePeak: false)
         }
         let silence = profile.map { SilenceDetector(config: $0.silence, sampleRate: info.sampleRate, channels: info.channels) }
         let monoRate = visFrames != nil ? options.analysisRate : profile.map { Self.onsetInputRate(source: info.sampleRate, $0.onsets) } ?? options.analysisRate
@@ -86,7 +100,13 @@ public final class TrackAnalyzer {
             if n == 0 { break }
             decoded += Int64(n)
             let audio = AudioBlock(samples: block, frameCount: n, channels: info.channels)
-            loudness?.process(audio)
+            if let loudness, let loudnessResampler {
+                loudnessResampler.process(UnsafeBufferPointer(start: block, count: n * info.channels)) { resampled in
+                    loudness.process(AudioBlock(samples: resampled.baseAddress!, frameCount: resampled.count / info.channels, channels: info.channels))
+                }
+            } else {
+                loudness?.process(audio)
+            }
             silence?.process(audio)
             try mono?.process(audio) { samples in
                 if let visFrames, let visSink { try visFrames.process(samples, into: visSink) }

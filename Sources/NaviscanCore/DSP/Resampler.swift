@@ -1,18 +1,20 @@
 import CSyn123
 
-/// Mono sample-rate conversion through libsyn123 (IIR low-pass + interpolation, a delay of about
+/// Sample-rate conversion of interleaved frames (mono unless told) through libsyn123 (IIR low-pass + interpolation, a delay of about
 /// 3 samples). It runs in syn123's "dirty" mode: 72 dB of stop-band attenuation, ample for a 60 dB
 /// display range and for onset detection, and cheaper than the 108 dB mode. Equal rates pass through.
 public final class Resampler {
     public let inputRate: Int
     public let outputRate: Int
+    public let channels: Int
     private var handle: OpaquePointer?
     private let output: UnsafeMutablePointer<Float>
     private let maxInputChunk: Int
 
-    public init(inputRate: Int, outputRate: Int, maxInputFrames: Int) throws {
+    public init(inputRate: Int, outputRate: Int, maxInputFrames: Int, channels: Int = 1) throws {
         self.inputRate = inputRate
         self.outputRate = outputRate
+        self.channels = channels
         if inputRate == outputRate {
             maxInputChunk = maxInputFrames
             output = .allocate(capacity: 1)
@@ -23,14 +25,14 @@ public final class Resampler {
             throw ResamplerError.unsupportedRates(inputRate, outputRate)
         }
         var err: Int32 = 0
-        guard let sh = syn123_new(inputRate, 1, Int32(naviscan_syn123_float32), 0, &err),
-              syn123_setup_resample(sh, inputRate, outputRate, 1, 1, 0) == 0 else {
+        guard let sh = syn123_new(inputRate, Int32(channels), Int32(naviscan_syn123_float32), 0, &err),
+              syn123_setup_resample(sh, inputRate, outputRate, Int32(channels), 1, 0) == 0 else {
             throw ResamplerError.setupFailed(inputRate, outputRate, Int(err))
         }
         handle = sh
         let maxIn = syn123_resample_maxincount(inputRate, outputRate)
         maxInputChunk = max(1, min(maxInputFrames, maxIn))
-        output = .allocate(capacity: syn123_resample_count(inputRate, outputRate, maxInputChunk) + 16)
+        output = .allocate(capacity: (syn123_resample_count(inputRate, outputRate, maxInputChunk) + 16) * channels)
     }
 
     deinit {
@@ -38,18 +40,19 @@ public final class Resampler {
         output.deallocate()
     }
 
-    /// Resamples `input` and hands the output to `body` in one or more chunks (more than one only
+    /// Resamples `input` (interleaved frames) and hands the output to `body` in one or more chunks (more than one only
     /// when `input` exceeds what syn123 takes at once).
     public func process(_ input: UnsafeBufferPointer<Float>, _ body: (UnsafeBufferPointer<Float>) throws -> Void) rethrows {
         guard let handle else {
             try body(input)
             return
         }
+        let frames = input.count / channels
         var offset = 0
-        while offset < input.count {
-            let n = min(maxInputChunk, input.count - offset)
-            let produced = syn123_resample(handle, output, UnsafeMutablePointer(mutating: input.baseAddress! + offset), n)
-            if produced > 0 { try body(UnsafeBufferPointer(start: output, count: produced)) }
+        while offset < frames {
+            let n = min(maxInputChunk, frames - offset)
+            let produced = syn123_resample(handle, output, UnsafeMutablePointer(mutating: input.baseAddress! + offset * channels), n)
+            if produced > 0 { try body(UnsafeBufferPointer(start: output, count: produced * channels)) }
             offset += n
         }
     }

@@ -22,19 +22,15 @@ public enum FormatSniffer {
     static let syncSearchBytes = 8192
 
     public static func sniff(path: String) throws -> SniffedFormat {
-        let fd = SystemPath.withCString(path) { open($0, O_RDONLY) }
-        guard fd >= 0 else {
-            throw DecodeError.unreadable(path: path, reason: String(cString: strerror(errno)))
+        let fd: Int32, size: Int
+        do { (fd, size) = try RegularFile.open(path).descriptorAndSize } catch {
+            switch error {
+            case .system(let reason): throw DecodeError.unreadable(path: path, reason: reason)
+            case .notRegular(let kind): throw DecodeError.unreadable(path: path, reason: "it is \(kind), not a regular file")
+            }
         }
         defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else {
-            throw DecodeError.unreadable(path: path, reason: String(cString: strerror(errno)))
-        }
-        if (st.st_mode & S_IFMT) == S_IFDIR {
-            throw DecodeError.unreadable(path: path, reason: "it is a directory")
-        }
-        if st.st_size == 0 { throw DecodeError.emptyFile(path: path) }
+        if size == 0 { throw DecodeError.emptyFile(path: path) }
 
         var head = try readBytes(fd: fd, offset: 0, count: 16, path: path)
         // An ID3v2 tag may precede MP3 frames (and, rarely, FLAC). Its size is a 28-bit syncsafe integer.

@@ -32,11 +32,21 @@ public final class LoudnessMeter {
         public var samplePeakDB: Double?
         /// True peak in dBTP when measured; nil otherwise.
         public var truePeakDB: Double?
+        /// The rate the meter ran at (the source's, unless it was resampled to be measured).
+        public var measuredRate: Int = 0
     }
+
+    /// BS.1770's K-weighting filter, as libebur128 designs it for a rate, is a 1.68 kHz high shelf:
+    /// below 2 × 1.68 kHz its coefficients are meaningless (a 3 kHz sine measured +2,700 LUFS) and up
+    /// to about 8 kHz the shelf is bent by the bilinear transform. Sources below this rate are
+    /// resampled to `resampledRate` for loudness (see TrackAnalyzer).
+    public static let minimumSampleRate = 8000
+    public static let resampledRate = 48_000
 
     public let config: Config
     private let state: UnsafeMutablePointer<ebur128_state>
     private let channels: Int
+    private let sampleRate: Int
     /// Frames in libebur128's 100 ms block; gating runs here when non-nil.
     private let blockFrames: Int
     private var framesToBlockEnd: Int
@@ -58,11 +68,12 @@ public final class LoudnessMeter {
         self.config = config
         self.measuresSamplePeak = measuresSamplePeak
         channels = layout.count
+        self.sampleRate = sampleRate
         let gatesHere = !gatingInLibrary
         var mode = gatesHere ? Int32(EBUR128_MODE_M.rawValue) : Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_LRA.rawValue)
         if config.truePeak { mode |= Int32(EBUR128_MODE_TRUE_PEAK.rawValue) }
         guard channels > 0, sampleRate > 0, let st = ebur128_init(UInt32(channels), UInt(sampleRate), mode) else {
-            throw LoudnessError.unsupported(sampleRate: sampleRate, channels: channels)
+            throw LoudnessError.unsupported(sampleRate: sampleRate, channels: layout.count)
         }
         state = st
         blockFrames = (sampleRate + 5) / 10
@@ -117,6 +128,7 @@ public final class LoudnessMeter {
         precondition(measuresSamplePeak || samplePeak != nil, "a meter that does not measure the sample peak must be given it")
         let peak = measuresSamplePeak ? self.peak : samplePeak ?? 0
         var result = Result()
+        result.measuredRate = sampleRate
         if let gating {
             result.integratedLUFS = gating.integratedLoudness()
             if result.integratedLUFS != nil { result.loudnessRange = gating.loudnessRange() }
@@ -129,14 +141,14 @@ public final class LoudnessMeter {
                 result.loudnessRange = value
             }
         }
-        if peak > 0 { result.samplePeakDB = 20 * log10(Double(peak)) }
+        if peak > 0, peak.isFinite { result.samplePeakDB = 20 * log10(Double(peak)) }
         if config.truePeak {
             var truePeak = Double(peak)
             for c in 0..<channels {
                 var p = 0.0
                 if ebur128_true_peak(state, UInt32(c), &p) == EBUR128_SUCCESS.rawValue { truePeak = max(truePeak, p) }
             }
-            if truePeak > 0 { result.truePeakDB = 20 * log10(truePeak) }
+            if truePeak > 0, truePeak.isFinite { result.truePeakDB = 20 * log10(truePeak) }
         }
         return result
     }

@@ -29,6 +29,9 @@ public struct TrackProfile: Codable, Sendable, Equatable {
     public var peakDB: Double?
     public var truePeakDB: Double?
     public var gainDB: Double?
+    /// Why the loudness needs a second look, or null: the source was resampled to be measured, or
+    /// the track is louder than full scale (`lufs` above 0, which only floating-point audio can be).
+    public var loudnessNote: String?
     public var referenceLUFS: Double
     public var silent: Bool
     public var sampleRate: Int
@@ -41,13 +44,15 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         case relativePath = "relative_path", duration, bpm, bpmConfidence = "bpm_confidence"
         case bpmAlternates = "bpm_alternates", firstBeat = "first_beat", silenceEnd = "silence_end"
         case silenceStart = "silence_start", lufs, loudnessRange = "loudness_range", peakDB = "peak_db"
-        case truePeakDB = "true_peak_db", gainDB = "gain_db", referenceLUFS = "reference_lufs", silent
+        case truePeakDB = "true_peak_db", gainDB = "gain_db", loudnessNote = "loudness_note", referenceLUFS = "reference_lufs", silent
         case sampleRate = "sample_rate", channels, codec, analyzer, analyzedAt = "analyzed_at"
     }
 
     /// Builds the profile from a finished analysis that ran the profile stages.
     public init(relativePath: String, analysis: TrackAnalysis, config: ProfileConfig, analyzedAt: Date = Date()) {
         func round(_ v: Double, _ places: Double) -> Double { (v * places).rounded() / places }
+        // Every number written is finite: a non-finite measurement is no measurement.
+        func finite(_ v: Double?) -> Double? { v.flatMap { $0.isFinite ? $0 : nil } }
         self.relativePath = relativePath
         duration = round(analysis.duration, 10_000)
         let tempo = analysis.tempo
@@ -58,12 +63,17 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         silenceEnd = round(analysis.silence?.silenceEnd ?? 0, 10_000)
         silenceStart = round(analysis.silence?.silenceStart ?? 0, 10_000)
         let loudness = analysis.loudness
-        lufs = loudness?.integratedLUFS.map { round($0, 1000) }
-        loudnessRange = loudness?.loudnessRange.map { round($0, 100) }
-        peakDB = loudness?.samplePeakDB.map { round($0, 100) }
-        truePeakDB = loudness?.truePeakDB.map { round($0, 100) }
+        lufs = finite(loudness?.integratedLUFS).map { round($0, 1000) }
+        loudnessRange = finite(loudness?.loudnessRange).map { round($0, 100) }
+        peakDB = finite(loudness?.samplePeakDB).map { round($0, 100) }
+        truePeakDB = finite(loudness?.truePeakDB).map { round($0, 100) }
         referenceLUFS = config.referenceLUFS
         gainDB = lufs.map { round(config.referenceLUFS - $0, 100) }
+        if let lufs, lufs > 0 {
+            loudnessNote = "louder than digital full scale (floating-point samples above 0 dBFS): lufs \(lufs) is real, and so is the large negative gain"
+        } else if let rate = loudness?.measuredRate, rate != analysis.stream.sampleRate {
+            loudnessNote = "measured on the \(analysis.stream.sampleRate) Hz source resampled to \(rate) Hz: the BS.1770 filter is not defined below \(LoudnessMeter.minimumSampleRate) Hz"
+        }
         silent = lufs == nil
         sampleRate = analysis.stream.sampleRate
         channels = analysis.stream.channels
@@ -98,6 +108,7 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         try c.encode(peakDB, forKey: .peakDB)
         try c.encode(truePeakDB, forKey: .truePeakDB)
         try c.encode(gainDB, forKey: .gainDB)
+        try c.encode(loudnessNote, forKey: .loudnessNote)
         try c.encode(referenceLUFS, forKey: .referenceLUFS)
         try c.encode(silent, forKey: .silent)
         try c.encode(sampleRate, forKey: .sampleRate)
@@ -107,10 +118,50 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         try c.encode(analyzedAt, forKey: .analyzedAt)
     }
 
+    /// Checks a profile read back from storage against what an analysis can produce.
+    public func checkRanges() throws {
+        func fail(_ why: String) -> StoredProfileError { .implausible(why) }
+        let numbers = [duration, bpmConfidence, silenceEnd, silenceStart, referenceLUFS]
+            + [bpm, firstBeat, lufs, loudnessRange, peakDB, truePeakDB, gainDB].compactMap { $0 }
+        guard numbers.allSatisfy(\.isFinite) else { throw fail("a value is not finite") }
+        guard !relativePath.isEmpty, duration >= 0, sampleRate > 0, channels > 0 else { throw fail("no track (path, duration, rate or channels)") }
+        guard (0...1).contains(bpmConfidence), bpm.map({ (20...400).contains($0) }) ?? true else { throw fail("bpm \(bpm ?? 0) or its confidence is out of range") }
+        guard silenceEnd >= 0, silenceStart >= 0, silenceEnd <= duration + 1, silenceStart <= duration + 1 else { throw fail("silence edges outside the track") }
+        if let lufs {
+            guard lufs >= -80, lufs <= 0 || loudnessNote != nil else { throw fail("lufs \(lufs) without a reason") }
+        }
+        if let gainDB {
+            guard gainDB >= -60 || loudnessNote != nil else { throw fail("gain \(gainDB) dB without a reason") }
+        }
+    }
+
     /// Pretty, key-sorted JSON.
     public func jsonData() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(self)
+    }
+}
+
+/// Reads a profile back from storage (a profiles/…/<key>.json file or the store's copy): the JSON
+/// must decode as a profile and every value must be one an analysis can produce.
+public enum StoredProfile {
+    public static func read(_ data: Data) throws -> TrackProfile {
+        let profile: TrackProfile
+        do { profile = try JSONDecoder().decode(TrackProfile.self, from: data) } catch { throw StoredProfileError.notAProfile }
+        try profile.checkRanges()
+        return profile
+    }
+}
+
+public enum StoredProfileError: Error, Equatable, CustomStringConvertible {
+    case notAProfile
+    case implausible(String)
+
+    public var description: String {
+        switch self {
+        case .notAProfile: return "the stored profile is not a naviscan profile (not JSON, or fields missing); re-run the analysis"
+        case .implausible(let why): return "the stored profile holds impossible values (\(why)); re-run the analysis"
+        }
     }
 }

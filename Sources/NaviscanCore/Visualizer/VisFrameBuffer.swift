@@ -4,8 +4,9 @@ import Glibc
 import Darwin
 #endif
 
-/// A memory-mapped VisFrameBuffer file. Opening validates the header and size once; reading a frame
-/// afterwards is a copy out of the mapping, with no parsing and no allocation.
+/// A memory-mapped VisFrameBuffer file. Opening validates the header, the size and every stored
+/// value once; reading a frame afterwards is a copy out of the mapping, with no parsing and no
+/// allocation.
 public final class VisFrameBuffer {
     public let header: VisFrameHeader
     public let path: String
@@ -19,18 +20,21 @@ public final class VisFrameBuffer {
 
     public init(path: String) throws {
         self.path = path
-        let fd = SystemPath.withCString(path) { open($0, O_RDONLY) }
-        guard fd >= 0 else { throw VisFrameError.io(path: path, reason: String(cString: strerror(errno))) }
+        let fd: Int32, size: Int
+        do { (fd, size) = try RegularFile.open(path).descriptorAndSize } catch {
+            throw VisFrameError(opening: path, error)
+        }
         defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw VisFrameError.io(path: path, reason: String(cString: strerror(errno))) }
-        let size = Int(st.st_size)
         guard size > 0 else { throw VisFrameError.truncated(expectedBytes: VisFrameHeader.size, actualBytes: 0) }
         guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else {
             throw VisFrameError.io(path: path, reason: "mmap failed: \(String(cString: strerror(errno)))")
         }
         do {
-            header = try VisFrameHeader(decoding: UnsafeRawBufferPointer(start: base, count: size), fileSize: size)
+            let file = UnsafeRawBufferPointer(start: base, count: size)
+            let header = try VisFrameHeader(decoding: file, fileSize: size)
+            try VisFramePayload.validate(UnsafeRawBufferPointer(rebasing: file[header.headerSize..<header.expectedFileSize]),
+                                         header: header, firstFrame: 0)
+            self.header = header
         } catch {
             munmap(base, size)
             throw error
@@ -47,8 +51,7 @@ public final class VisFrameBuffer {
     /// clamped to the file's frames; 0 for a file with no frames.
     public func frameIndex(at time: Double) -> Int {
         guard frameCount > 0, time.isFinite else { return 0 }
-        let i = Int((time * fps).rounded())
-        return min(max(i, 0), frameCount - 1)
+        return Int(min(max((time * fps).rounded(), 0), Double(frameCount - 1)))
     }
 
     /// Copies frame `index` into `destination` (at least `bandCount` values) as Float in [0, 1].
@@ -56,20 +59,7 @@ public final class VisFrameBuffer {
         precondition(index >= 0 && index < frameCount, "frame \(index) is outside 0..<\(frameCount)")
         precondition(destination.count >= bandCount, "destination holds \(destination.count) values, a frame has \(bandCount)")
         let src = mapping! + header.headerSize + index * header.frameStride
-        let dst = destination.baseAddress!
-        switch header.encoding {
-        case .float32:
-            for b in 0..<bandCount {
-                dst[b] = Float(bitPattern: UInt32(littleEndian: src.loadUnaligned(fromByteOffset: 4 * b, as: UInt32.self)))
-            }
-        case .float16:
-            for b in 0..<bandCount {
-                dst[b] = HalfFloat.value(from: UInt16(littleEndian: src.loadUnaligned(fromByteOffset: 2 * b, as: UInt16.self)))
-            }
-        case .uint8:
-            let bytes = src.assumingMemoryBound(to: UInt8.self)
-            for b in 0..<bandCount { dst[b] = Float(bytes[b]) * (1 / 255) }
-        }
+        VisFrameDecoding.decode(src, encoding: header.encoding, count: bandCount, into: destination.baseAddress!)
     }
 
     /// Array convenience: reuses `destination`'s storage when it already holds `bandCount` values.

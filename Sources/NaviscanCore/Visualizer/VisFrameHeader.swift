@@ -78,6 +78,15 @@ public struct VisFrameHeader: Equatable, Sendable {
         return out
     }
 
+    /// `header` (at least 128 bytes) with its checksum recomputed: for tools and tests that edit a
+    /// header on purpose.
+    public static func resealed(_ header: [UInt8]) -> [UInt8] {
+        var out = header
+        let crc = out.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<124])) }
+        withUnsafeBytes(of: crc.littleEndian) { for i in 0..<4 { out[124 + i] = $0[i] } }
+        return out
+    }
+
     /// Parses and validates a header. `fileSize` is checked against the frame count it declares.
     public init(decoding p: UnsafeRawBufferPointer, fileSize: Int) throws {
         guard p.count >= 16 else { throw VisFrameError.truncated(expectedBytes: Self.size, actualBytes: p.count) }
@@ -114,23 +123,65 @@ public struct VisFrameHeader: Equatable, Sendable {
                                            release: getF(68), minReferenceDB: getF(72))
         sourceSampleRate = Int(get(80, UInt32.self))
         sourceChannels = Int(get(84, UInt16.self))
-        guard bandCount > 0, fps > 0, fps.isFinite, duration >= 0, duration.isFinite else {
-            throw VisFrameError.corruptHeader("band count \(bandCount), fps \(fps), duration \(duration) are not valid")
-        }
-        guard Int(get(76, UInt32.self)) == frameStride else {
-            throw VisFrameError.corruptHeader("frame stride \(get(76, UInt32.self)) does not match \(bandCount) bands of \(encoding.name)")
-        }
+        try checkRanges(storedStride: Int(get(76, UInt32.self)))
         guard fileSize >= expectedFileSize else {
             throw VisFrameError.truncated(expectedBytes: expectedFileSize, actualBytes: fileSize)
+        }
+    }
+
+    /// Every field a reader uses is checked against what a writer can produce: a header with a
+    /// valid checksum can still come from a buggy or hostile writer, and a reader that trusts it
+    /// divides by zero, overflows or allocates without bound.
+    private func checkRanges(storedStride: Int) throws {
+        func fail(_ why: String) -> VisFrameError { .corruptHeader(why) }
+        guard (1...4096).contains(bandCount) else { throw fail("band count \(bandCount) is outside 1…4096") }
+        guard storedStride == frameStride else {
+            throw fail("frame stride \(storedStride) does not match \(bandCount) bands of \(encoding.name)")
+        }
+        guard fps.isFinite, fps > 0, fps <= 1000 else { throw fail("fps \(fps) is outside (0, 1000]") }
+        guard (8000...384_000).contains(analysisRate) else { throw fail("analysis rate \(analysisRate) Hz is outside 8000…384000") }
+        guard fftSize >= 64, fftSize <= 65_536, fftSize & (fftSize - 1) == 0 else {
+            throw fail("FFT size \(fftSize) is not a power of two in 64…65536")
+        }
+        guard hop.isFinite, hop > 0, abs(Double(hop) - Double(analysisRate) / Double(fps)) <= 1e-3 * Double(hop) else {
+            throw fail("hop \(hop) does not equal analysis rate / fps")
+        }
+        guard minHz.isFinite, maxHz.isFinite, minHz > 0, maxHz > minHz, maxHz <= Float(analysisRate) / 2 else {
+            throw fail("band range \(minHz)–\(maxHz) Hz is not within (0, \(analysisRate / 2)]")
+        }
+        let n = normalization
+        guard [n.floorDB, n.rangeDB, n.attack, n.release, n.minReferenceDB].allSatisfy({ $0.isFinite }),
+              n.rangeDB > 0, n.attack >= 0, n.release >= 0 else {
+            throw fail("normalization parameters are not valid (range \(n.rangeDB) dB, attack \(n.attack) s, release \(n.release) s)")
+        }
+        guard sourceSampleRate > 0, sourceChannels > 0 else {
+            throw fail("source \(sourceSampleRate) Hz × \(sourceChannels) channels is not a stream")
+        }
+        // The frame count is ceil(duration × fps): one that disagrees by more than a frame means
+        // one of the two is damaged.
+        guard duration.isFinite, duration >= 0,
+              abs(Double(frameCount) - duration * Double(fps)) <= 1 else {
+            throw fail("duration \(duration) s does not match \(frameCount) frames at \(fps) fps")
         }
     }
 }
 
 public enum VisFrameError: Error, Equatable, CustomStringConvertible {
+    init(opening path: String, _ failure: RegularFile.Failure) {
+        switch failure {
+        case .system(let reason): self = .io(path: path, reason: reason)
+        case .notRegular: self = .notARegularFile(path: path)
+        }
+    }
+
     case notAFrameFile
     case unsupportedVersion(UInt16)
     case corruptHeader(String)
     case truncated(expectedBytes: Int, actualBytes: Int)
+    /// A stored value outside [0, 1] (NaN, infinity, negative, huge): the header checksum does not
+    /// cover the payload, so every reader checks the values it serves.
+    case corruptPayload(frame: Int, band: Int, value: Float)
+    case notARegularFile(path: String)
     case io(path: String, reason: String)
 
     public var description: String {
@@ -139,6 +190,8 @@ public enum VisFrameError: Error, Equatable, CustomStringConvertible {
         case .unsupportedVersion(let v): return "frame file version \(v) is not supported by this reader (it reads version \(VisFrameHeader.currentVersion)); re-run the analysis or upgrade the reader"
         case .corruptHeader(let why): return "frame file header is corrupt: \(why); re-run the analysis"
         case .truncated(let expected, let actual): return "frame file is truncated: \(actual) bytes, the header needs \(expected); re-run the analysis"
+        case .corruptPayload(let frame, let band, let value): return "frame file payload is corrupt: frame \(frame), band \(band) holds \(value), outside [0, 1]; re-run the analysis"
+        case .notARegularFile(let path): return "\(path): not a regular file (a folder, FIFO or device); re-run the analysis"
         case .io(let path, let reason): return "\(path): \(reason)"
         }
     }

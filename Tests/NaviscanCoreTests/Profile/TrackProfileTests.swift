@@ -29,7 +29,7 @@ struct TrackProfileTests {
         try AudioFileWriter.write(.silence(duration: 5, channels: 2), to: silent, format: .wav16)
         let expectedKeys: Set<String> = [
             "relative_path", "duration", "bpm", "bpm_confidence", "bpm_alternates", "first_beat", "silence_end",
-            "silence_start", "lufs", "loudness_range", "peak_db", "true_peak_db", "gain_db", "reference_lufs",
+            "silence_start", "lufs", "loudness_range", "peak_db", "true_peak_db", "gain_db", "loudness_note", "reference_lufs",
             "silent", "sample_rate", "channels", "codec", "analyzer", "analyzed_at",
         ]
         for path in [groove, silent, FixturePaths.fixture("mp3/sine_440_660_2s.mp3"), FixturePaths.fixture("demo/ambient_pad.ogg")] {

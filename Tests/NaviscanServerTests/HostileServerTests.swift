@@ -1,0 +1,210 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NaviscanCore
+import NaviscanLibrary
+@testable import NaviscanServer
+import NaviscanTestSupport
+import NIOCore
+import Testing
+
+@Suite("naviscan serve under damaged data and hostile clients", .serialized)
+struct HostileServerTests {
+    @Test("A NaN in a stored frame file: JSON and binary answer 500, the server lives, the next scan repairs it")
+    func nanInFrames() async throws {
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        let layout = OutputLayout(root: served.data)
+        let track = served.tracks[0], binaryTrack = served.tracks[2]
+        for damaged in [track, binaryTrack] {
+            try VisFileSurgery.setPayloadFloat(layout.visPath(key: OutputLayout.key(forRelativePath: damaged)), index: 64 * 40 + 7, .nan)
+        }
+        try await served.app().test(.live) { client in
+            let requests: [(String, HTTPFields)] = [(track, HTTPFields()), (binaryTrack, [.accept: "application/octet-stream"])]
+            for (path, headers) in requests {
+                try await client.execute(uri: "/visualizer/frames?relative_path=" + query(path), method: .get, headers: headers) { response in
+                    #expect(response.status == .internalServerError)
+                    let message = try #require(try json(response.body)["error"] as? String)
+                    #expect(message.contains(path) && message.contains("re-analysis"))
+                }
+            }
+            try await client.execute(uri: "/health", method: .get) { #expect($0.status == .ok) }
+            // Marked: nothing serves it until a scan has analysed it again.
+            try await client.execute(uri: "/visualizer/frames?relative_path=" + query(track), method: .get) { #expect($0.status == .notFound) }
+        }
+        let store = try TrackStore(path: layout.databasePath)
+        #expect(try await store.track(relativePath: track)?.visFingerprint == nil)
+        let options = ScanOptions(library: served.library, output: served.data, visualizer: VisualizerConfig(), profile: ProfileConfig(), jobs: 1)
+        let summary = try LibraryScanner(options: options, logger: Logger(label: "test")).run()
+        #expect(summary.analysed == 2 && summary.unchanged == 1)
+        try await served.app().test(.live) { client in
+            try await client.execute(uri: "/visualizer/frames?relative_path=" + query(track), method: .get) { response in
+                #expect(response.status == .ok)
+                let body = try json(response.body)
+                #expect(JSONNumbers.nonFinite(in: body).isEmpty)
+                #expect((body["frames"] as? [[Double]])?.count == 90)
+            }
+        }
+    }
+
+    @Test("A folder, random bytes or a truncated file in place of a frame file: a plain error, never 200")
+    func replacedFrameFiles() async throws {
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        let layout = OutputLayout(root: served.data)
+        let files = served.tracks.map { layout.visPath(key: OutputLayout.key(forRelativePath: $0)) }
+        try FileManager.default.removeItem(atPath: files[0])
+        try FileManager.default.createDirectory(atPath: files[0], withIntermediateDirectories: false)
+        var random = SystemRandomNumberGenerator()
+        try Data((0..<4096).map { _ in UInt8.random(in: 0...255, using: &random) }).write(to: URL(fileURLWithPath: files[1]))
+        let whole = try Data(contentsOf: URL(fileURLWithPath: files[2]))
+        try whole.prefix(whole.count - 100).write(to: URL(fileURLWithPath: files[2]))
+        try await served.app().test(.live) { client in
+            for (track, format) in zip(served.tracks, ["", "&format=binary", "&format=binary"]) {
+                try await client.execute(uri: "/visualizer/frames?relative_path=" + query(track) + format, method: .get) { response in
+                    #expect(response.status == .internalServerError, "\(track) \(format)")
+                    let body = try json(response.body)
+                    #expect(body["error"] is String)
+                }
+                // Then marked for re-analysis: not served any more.
+                try await client.execute(uri: "/visualizer/frames?relative_path=" + query(track) + format, method: .get) { response in
+                    #expect(response.status == .notFound)
+                }
+            }
+        }
+    }
+
+    @Test("A stored profile that is not JSON: the bulk answer stays JSON and lists it missing; the single answer is 500")
+    func brokenStoredProfile() async throws {
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        let store = try TrackStore(path: OutputLayout(root: served.data).databasePath)
+        var record = try #require(try await store.track(relativePath: served.tracks[1]))
+        record.profileJSON = "{\"relative_path\": \"x\", oops"
+        try store.save(record)
+        var other = try #require(try await store.track(relativePath: served.tracks[2]))
+        other.profileJSON = other.profileJSON!.replacingOccurrences(of: "\"lufs\" : ", with: "\"lufs\" : 2722.0, \"x\" : ")
+        try store.save(other)
+        try await served.app().test(.live) { client in
+            let uri = "/smart-dj/bulk-profiles?paths=" + served.tracks.map(query).joined(separator: ",")
+            try await client.execute(uri: uri, method: .get) { response in
+                #expect(response.status == .ok)
+                let body = try json(response.body)
+                #expect(Set((body["profiles"] as? [String: Any] ?? [:]).keys) == [served.tracks[0]])
+                #expect(Set(body["missing"] as? [String] ?? []) == [served.tracks[1], served.tracks[2]])
+            }
+            try await client.execute(uri: "/smart-dj/profile?relative_path=" + query(served.tracks[0]), method: .get) { #expect($0.status == .ok) }
+        }
+        #expect(try await store.track(relativePath: served.tracks[1])?.profileFingerprint == nil)
+        #expect(try await store.track(relativePath: served.tracks[2])?.profileFingerprint == nil)
+    }
+
+    @Test("413 for a body over the limit, 405 with Allow for a wrong method, HEAD with the GET's headers")
+    func methodsAndLimits() async throws {
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        try await served.app().test(.live) { client in
+            let big = ByteBuffer(repeating: UInt8(ascii: " "), count: 20 << 20)
+            try await client.execute(uri: "/smart-dj/bulk-profiles", method: .post, body: big) { response in
+                #expect(response.status == .contentTooLarge)
+                let body = try json(response.body)
+                #expect(body["error"] is String)
+            }
+            for (method, uri) in [(HTTPRequest.Method.delete, "/health"), (.post, "/visualizer/frames"), (.put, "/smart-dj/profile"), (.delete, "/visualizer/precompute")] {
+                try await client.execute(uri: uri, method: method) { response in
+                    #expect(response.status == .methodNotAllowed, "\(method) \(uri)")
+                    #expect(response.headers[.allow] != nil)
+                }
+            }
+            let frames = "/visualizer/frames?format=binary&relative_path=" + query(served.tracks[0])
+            for uri in ["/health", "/smart-dj/profile?relative_path=" + query(served.tracks[0]), frames] {
+                let get = try await client.execute(uri: uri, method: .get) { $0 }
+                try await client.execute(uri: uri, method: .head) { response in
+                    #expect(response.status == .ok, "\(uri)")
+                    #expect(response.body.readableBytes == 0)
+                    #expect(response.headers[.contentType] == get.headers[.contentType])
+                    #expect(response.headers[.contentLength] == get.headers[.contentLength], "\(uri)")
+                    #expect(response.headers[.eTag] == get.headers[.eTag])
+                }
+            }
+            let etag = try await client.execute(uri: frames, method: .get) { $0.headers[.eTag] }
+            try await client.execute(uri: frames, method: .get, headers: [.ifNoneMatch: etag!]) { #expect($0.status == .notModified) }
+        }
+    }
+
+    @Test("A client that never finishes its request head is closed (slowloris)")
+    func slowloris() async throws {
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        var configuration = ServerConfiguration(dataDirectory: served.data, port: 0)
+        configuration.limits.requestHeadTimeout = .seconds(2)
+        configuration.limits.idleTimeout = .seconds(2)
+        let app = try NaviscanAPI.makeApplication(configuration: configuration, logger: Logger(label: "slowloris"))
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            // Generous read timeouts: on a loaded machine the server may be slow, never silent for a minute.
+            let silent = try RawSocket(port: port, timeout: 60)
+            let trickle = try RawSocket(port: port, timeout: 60)
+            try trickle.send("GET /health HTTP/1.1\r\nHost: x\r\n")
+            let keptAlive = try RawSocket(port: port, timeout: 60)
+            #expect(try keptAlive.request("GET", "/health").status == 200)
+            #expect(silent.closedByServer())
+            #expect(trickle.closedByServer())
+            #expect(keptAlive.closedByServer())
+            // (The test client's own kept-alive connection is closed too: a fresh one is served.)
+            #expect(try RawSocket(port: port, timeout: 60).request("GET", "/health").status == 200)
+        }
+    }
+
+    @Test("1,100 idle connections under a 1,024-descriptor limit do not stop /health")
+    func idleCrowd() throws {
+        raiseOwnDescriptorLimit()
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        let server = try ServerProcess(data: served.data, descriptorLimit: 1024)
+        var crowd: [RawSocket] = []
+        for _ in 0..<1100 { crowd.append(try RawSocket(port: server.port)) }
+        let health = try RawSocket(port: server.port).request("GET", "/health")
+        #expect(health.status == 200)
+        #expect(String(decoding: health.body, as: UTF8.self).contains("\"status\":\"ok\""))
+        #expect(server.isRunning)
+        crowd.removeAll()
+        #expect(try RawSocket(port: server.port).request("GET", "/health").status == 200)
+    }
+
+    @Test("A 3-hour track's JSON frames stream in bounded memory")
+    func longTrackStreams() throws {
+        // A scanned track whose frame file is replaced by a 3-hour one (generated, not decoded).
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        let track = served.tracks[0]
+        let file = OutputLayout(root: served.data).visPath(key: OutputLayout.key(forRelativePath: track))
+        var config = VisualizerConfig()
+        config.encoding = .uint8
+        let seconds = 3 * 3600.0
+        let writer = try VisFrameWriter(path: file, config: config)
+        let frame = (0..<64).map { Float($0 % 2) }
+        let frameCount = VisFrameAnalyzer.frameCount(duration: seconds, fps: config.fps)
+        for _ in 0..<frameCount { try frame.withUnsafeBufferPointer { try writer.append($0.baseAddress!) } }
+        try writer.finish(duration: seconds, sourceSampleRate: 44_100, sourceChannels: 2)
+
+        let server = try ServerProcess(data: served.data)
+        #expect(try RawSocket(port: server.port).request("GET", "/health").status == 200)
+        let before = try server.memory().resident
+        var brackets = 0
+        var tail: [UInt8] = []
+        let response = try RawSocket(port: server.port, timeout: 120).request("GET", "/visualizer/frames?relative_path=" + query(track), keep: 256) { bytes in
+            brackets += bytes.lazy.filter { $0 == UInt8(ascii: "[") }.count
+            tail = Array((tail + bytes).suffix(8))
+        }
+        let peak = try server.memory().peak
+        #expect(response.status == 200)
+        #expect(frameCount == 324_000 && brackets == frameCount + 1)
+        #expect(String(decoding: tail, as: UTF8.self).hasSuffix("1]]}"))
+        #expect(response.bodyLength > 40_000_000)
+        // The answer is over 40 MB; the server's peak grows by a small fraction of it.
+        #expect(peak - before < 24 << 20, "resident before \(before >> 20) MB, peak \(peak >> 20) MB")
+    }
+}

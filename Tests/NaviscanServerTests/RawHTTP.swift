@@ -1,0 +1,229 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import NaviscanTestSupport
+
+/// A plain TCP socket on loopback: what an abusive or minimal client sees, without a client
+/// library's own timeouts and buffering in the way.
+final class RawSocket {
+    let fd: Int32
+    private var buffered: [UInt8] = []
+
+    /// Connects to 127.0.0.1:`port`; `timeout` bounds the connect and every read.
+    init(port: Int, timeout: Int = 20) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw RawSocketError("socket: \(String(cString: strerror(errno)))") }
+        var tv = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw RawSocketError("connect: \(reason)")
+        }
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw RawSocketError("send: \(String(cString: strerror(errno)))") }
+            sent += n
+        }
+    }
+
+    /// Up to 64 kB; empty when the server closed the connection; throws on timeout.
+    func receive() throws -> [UInt8] {
+        if !buffered.isEmpty { defer { buffered = [] }; return buffered }
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard n >= 0 else { throw RawSocketError("recv: \(String(cString: strerror(errno)))") }
+        return Array(chunk[0..<n])
+    }
+
+    /// True when the server closes the connection before `timeout` seconds (what it sent meanwhile is ignored).
+    func closedByServer() -> Bool {
+        while true {
+            guard let bytes = try? receive() else { return false }
+            if bytes.isEmpty { return true }
+        }
+    }
+
+    struct Response {
+        var status: Int
+        var headers: [String: String]
+        /// Body bytes after de-chunking.
+        var bodyLength: Int
+        var body: [UInt8]
+    }
+
+    /// Sends one request and reads its answer. The body is kept up to `keep` bytes; `onBody` sees every byte.
+    func request(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8] = [], keep: Int = 1 << 20,
+                 onBody: ([UInt8]) -> Void = { _ in }) throws -> Response {
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if !body.isEmpty { head += "Content-Length: \(body.count)\r\n" }
+        try send(head + "\r\n")
+        if !body.isEmpty {
+            var sent = 0
+            while sent < body.count {
+                let n = body[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, min($0.count, 1 << 16), Int32(MSG_NOSIGNAL)) }
+                if n <= 0 { break }   // the server may answer and close before taking it all
+                sent += n
+            }
+        }
+        let headerText = try readHead()
+        var lines = headerText.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst().split(separator: " ")
+        var response = Response(status: Int(statusLine[1]) ?? 0, headers: [:], bodyLength: 0, body: [])
+        for line in lines where line.contains(":") {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            response.headers[parts[0].lowercased()] = parts[1].trimmingCharacters(in: .whitespaces)
+        }
+        func deliver(_ bytes: ArraySlice<UInt8>) {
+            response.bodyLength += bytes.count
+            if response.body.count < keep { response.body += bytes.prefix(keep - response.body.count) }
+            onBody(Array(bytes))
+        }
+        if method == "HEAD" || response.status == 304 { return response }
+        if response.headers["transfer-encoding"] == "chunked" {
+            while true {
+                let sizeLine = try readLine()
+                let size = Int(sizeLine.split(separator: ";")[0], radix: 16) ?? 0
+                if size == 0 { _ = try readLine(); break }
+                var remaining = size
+                while remaining > 0 {
+                    let bytes = try take(upTo: remaining)
+                    deliver(bytes[...])
+                    remaining -= bytes.count
+                }
+                _ = try readLine()
+            }
+        } else if let length = Int(response.headers["content-length"] ?? "") {
+            var remaining = length
+            while remaining > 0 {
+                let bytes = try take(upTo: remaining)
+                deliver(bytes[...])
+                remaining -= bytes.count
+            }
+        }
+        return response
+    }
+
+    private func take(upTo count: Int) throws -> [UInt8] {
+        if buffered.isEmpty { buffered = try receive() }
+        guard !buffered.isEmpty else { throw RawSocketError("connection closed mid-answer") }
+        let n = min(count, buffered.count)
+        defer { buffered.removeFirst(n) }
+        return Array(buffered[0..<n])
+    }
+
+    private func readLine() throws -> String {
+        var line: [UInt8] = []
+        while true {
+            let byte = try take(upTo: 1)[0]
+            if byte == UInt8(ascii: "\n") { break }
+            if byte != UInt8(ascii: "\r") { line.append(byte) }
+        }
+        return String(decoding: line, as: UTF8.self)
+    }
+
+    private func readHead() throws -> String {
+        var lines: [String] = []
+        while true {
+            let line = try readLine()
+            if line.isEmpty { break }
+            lines.append(line)
+        }
+        return lines.joined(separator: "\r\n")
+    }
+}
+
+struct RawSocketError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The real `naviscan serve` executable in a child process (built by `make test` before the suite),
+/// optionally under a lower descriptor limit (`ulimit -n` in the shell that execs it).
+final class ServerProcess {
+    let process = Process()
+    private(set) var port = 0
+    private let log = LogCollector()
+
+    static var executable: String {
+        URL(fileURLWithPath: FixturePaths.fixturesDirectory).deletingLastPathComponent().path + "/.build/debug/naviscan"
+    }
+
+    init(data: String, descriptorLimit: Int? = nil) throws {
+        let limit = descriptorLimit.map { "ulimit -n \($0) && " } ?? ""
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", "\(limit)exec \"$0\" serve --data \"$1\" --port 0", Self.executable, data]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        let log = self.log
+        // Drained all the time: a full pipe would stop the server's logging, and with it the server.
+        errors.fileHandleForReading.readabilityHandler = { log.append($0.availableData) }
+        try process.run()
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, process.isRunning {
+            if let port = log.listeningPort() { self.port = port; return }
+            usleep(50_000)
+        }
+        process.terminate()
+        throw RawSocketError("naviscan serve did not start: \(log.text)")
+    }
+
+    deinit { stop() }
+
+    func stop() {
+        if process.isRunning { process.terminate(); process.waitUntilExit() }
+    }
+
+    var isRunning: Bool { process.isRunning }
+    var output: String { log.text }
+
+    /// VmRSS and VmHWM (peak) of the server, in bytes, from /proc.
+    func memory() throws -> (resident: Int, peak: Int) {
+        let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+        func field(_ name: String) -> Int {
+            let line = status.split(separator: "\n").first { $0.hasPrefix(name + ":") } ?? ""
+            return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+        }
+        return (field("VmRSS"), field("VmHWM"))
+    }
+}
+
+final class LogCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+
+    func append(_ more: Data) { lock.lock(); data += more; lock.unlock() }
+
+    var text: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
+
+    func listeningPort() -> Int? {
+        guard let range = text.range(of: "listening on http://127.0.0.1:") else { return nil }
+        return Int(text[range.upperBound...].prefix { $0.isNumber })
+    }
+}
+
+/// Raises this process's soft descriptor limit to its hard limit (a test that opens 1,100 sockets).
+func raiseOwnDescriptorLimit() {
+    var limit = rlimit()
+    getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+    limit.rlim_cur = limit.rlim_max
+    setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+}

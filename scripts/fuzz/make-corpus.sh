@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds the seed corpus of naviscan-fuzz: every target gets every seed of its kind (audio, vis,
+# profile), each input being the target's id byte followed by the file. Seeds are small valid
+# files written by `naviscan-fuzz --write-seeds` plus the committed MP3 fixtures (valid and broken).
+#   scripts/fuzz/make-corpus.sh [OUT_DIR]   (default .build/fuzz-corpus; FUZZ=path/to/naviscan-fuzz)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+FUZZ=${FUZZ:-.build/debug/naviscan-fuzz}
+OUT=${1:-.build/fuzz-corpus}
+seeds=$(mktemp -d)
+trap 'rm -rf "$seeds"' EXIT
+"$FUZZ" --write-seeds "$seeds"
+cp Fixtures/mp3/*.mp3 Fixtures/broken/truncated.mp3 Fixtures/broken/random_bytes.flac "$seeds/"
+rm -rf "$OUT"
+mkdir -p "$OUT"
+"$FUZZ" --list | while read -r id name kind; do
+    case $kind in
+        audio) extensions="wav flac aiff ogg opus mp3" ;;
+        vis) extensions="vis" ;;
+        profile) extensions="json" ;;
+    esac
+    for seed in "$seeds"/*; do
+        extension=${seed##*.}
+        [[ " $extensions " == *" $extension "* ]] || continue
+        { printf "\\x$(printf %02x "$id")"; cat "$seed"; } > "$OUT/$name-$(basename "$seed")"
+    done
+done
+echo "fuzz corpus: $(ls "$OUT" | wc -l) inputs in $OUT"
