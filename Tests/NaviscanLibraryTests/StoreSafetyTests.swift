@@ -230,7 +230,13 @@ struct StoreSafetyTests {
         let out = scratch + "/out"
         _ = try scan(root, out: out)
         let db = out + "/naviscan.db"
+        // The store is in WAL mode: fold the log into the file before copying it.
+        try DatabaseQueue(path: db).writeWithoutTransaction { try $0.checkpoint(.truncate) }
         let good = try Data(contentsOf: URL(fileURLWithPath: db))
+        func replaceStore(with data: Data) throws {
+            try data.write(to: URL(fileURLWithPath: db))
+            for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: db + suffix) }
+        }
 
         func expectMessage(_ words: String, status: Int32 = 3) throws {
             let run = try NaviscanProcess.run([root, "--out", out, "--quiet"])
@@ -239,16 +245,14 @@ struct StoreSafetyTests {
             #expect(!run.stderr.contains("SQLite error") && !run.stderr.contains("Error Domain"), "\(run.stderr)")
         }
         // Garbage where the store was.
-        try Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 7919) }).write(to: URL(fileURLWithPath: db))
+        try replaceStore(with: Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 7919) }))
         try expectMessage("is damaged")
         try expectMessage("--rebuild-store")
         // Truncated to its first page.
-        try good.prefix(4096).write(to: URL(fileURLWithPath: db))
-        try? FileManager.default.removeItem(atPath: db + "-wal")
-        try? FileManager.default.removeItem(atPath: db + "-shm")
+        try replaceStore(with: good.prefix(4096))
         try expectMessage("damaged")
         // Written by a newer naviscan.
-        try good.write(to: URL(fileURLWithPath: db))
+        try replaceStore(with: good)
         try DatabaseQueue(path: db).write { try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99: from the future')") }
         try expectMessage("newer naviscan")
         // The way out: set aside, start again, everything analysed.

@@ -72,12 +72,10 @@ struct StoreSafetyServerTests {
     func scanBesideServer() async throws {
         let served = try ServedLibrary()
         defer { served.cleanUp() }
-        var added: [String] = []
-        for i in 0..<12 {
-            let path = "New/\(i).flac"
-            try FileManager.default.createDirectory(atPath: served.library + "/New", withIntermediateDirectories: true)
+        let added = (0..<12).map { "New/\($0).flac" }
+        try FileManager.default.createDirectory(atPath: served.library + "/New", withIntermediateDirectories: true)
+        for (i, path) in added.enumerated() {
             try AudioFileWriter.write(.sine(frequency: 300 + Double(i * 40), duration: i % 3 == 0 ? 20 : 1), to: served.library + "/" + path, format: .flac16)
-            added.append(path)
         }
         try await served.app().test(.live) { client in
             let log = EventLog()
