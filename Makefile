@@ -1,8 +1,8 @@
 # naviscan — every target installs what it needs on a fresh Debian machine (apt-get, as root or via sudo).
 PREFIX ?= /usr/local
 SWIFT ?= swift
-DEB_PACKAGES := pkg-config libsndfile1-dev libmpg123-dev libfftw3-dev libebur128-dev
-PKGCONFIG_MODULES := sndfile libmpg123 libsyn123 fftw3f libebur128
+DEB_PACKAGES := pkg-config libsndfile1-dev libmpg123-dev libfftw3-dev libebur128-dev libavformat-dev libavcodec-dev libavutil-dev
+PKGCONFIG_MODULES := sndfile libmpg123 libsyn123 fftw3f libebur128 libavformat libavcodec libavutil
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= demo-out
 

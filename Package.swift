@@ -36,12 +36,15 @@ let package = Package(
                        providers: [.apt(["libebur128-dev"]), .brew(["libebur128"])]),
         // System calls Swift's Glibc module does not export (syncfs).
         .target(name: "CSystemShims"),
+        // libavformat + libavcodec (+ libavutil, pulled in by libavformat's pkg-config file).
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"]), .brew(["ffmpeg"])]),
 
         // Analysis: decoders, DSP stages, file formats. No directory walking, no database.
         .target(
             name: "NaviscanCore",
             dependencies: [
-                "CSndFile", "CMpg123", "CSyn123", "CFFTW", "CEbur128",
+                "CSndFile", "CMpg123", "CSyn123", "CFFTW", "CEbur128", "CFFmpeg",
                 .target(name: "CSystemShims", condition: .when(platforms: [.linux])),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -47,10 +47,13 @@ public struct LibraryListing: Sendable {
 /// are followed once (a directory reached again by any route is not re-entered), candidates are picked
 /// by extension here and confirmed by content when decoded.
 public struct LibraryWalker {
-    public static let supportedExtensions: Set<String> = ["mp3", "flac", "wav", "aif", "aiff", "ogg", "oga", "opus"]
-    public static let otherAudioExtensions: Set<String> = [
-        "m4a", "m4b", "mp4", "aac", "alac", "wma", "ape", "wv", "mpc", "dsf", "dff", "ac3", "dts", "amr", "mka", "tta",
+    public static let supportedExtensions: Set<String> = [
+        "mp3", "flac", "wav", "aif", "aiff", "ogg", "oga", "opus",
+        // libavformat + libavcodec
+        "m4a", "m4b", "mp4", "alac", "wma", "asf", "ape", "wv", "mpc", "mp+", "tta", "mka",
     ]
+    /// Audio naviscan does not decode: DSD, raw ADTS AAC, bare AC-3/DTS, AMR.
+    public static let otherAudioExtensions: Set<String> = ["aac", "dsf", "dff", "ac3", "dts", "amr"]
 
     public let root: String
     /// Absolute paths never entered (the output directory when it lies inside the library).

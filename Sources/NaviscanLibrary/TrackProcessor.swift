@@ -50,6 +50,8 @@ public final class TrackProcessor: @unchecked Sendable {
             if visualizer == nil { record.visFingerprint = previous.visFingerprint; record.visStamp = previous.visStamp }
             if profile == nil { keepProfile(of: previous, in: &record) }
         }
+        // Read apart from the decode (a tag-only edit changes size or mtime, so it is read again).
+        record.tags = TagReader.read(path: file.path)
         let visPath = visualizer.map { _ in layout.visPath(key: key) }
         let profilePath = layout.profilePath(key: key)
         do {
@@ -66,7 +68,7 @@ public final class TrackProcessor: @unchecked Sendable {
                 record.visStamp = OutputStamp.of(path: visPath)
             }
             if let config = profile {
-                let profile = TrackProfile(relativePath: file.relativePath, analysis: analysis, config: config)
+                let profile = TrackProfile(relativePath: file.relativePath, analysis: analysis, config: config, tags: record.tags)
                 let json = try profile.jsonData()
                 try Self.createOutputDirectory(for: profilePath)
                 try writeFile(json, to: profilePath)
@@ -113,6 +115,7 @@ public final class TrackProcessor: @unchecked Sendable {
         record.mtime = file.mtime
         record.missingSince = nil
         record.changedAt = Date().timeIntervalSince1970
+        record.tags = TagReader.read(path: file.path)
         do {
             if full.visFingerprint != nil {
                 let from = layout.visPath(key: full.key), to = layout.visPath(key: key)

@@ -1,4 +1,5 @@
 import GRDB
+import NaviscanCore
 
 /// One row per track in `naviscan.db`: identity, change detection, status, and the profile fields.
 public struct TrackRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
@@ -49,6 +50,9 @@ public struct TrackRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
     public var silent: Bool?
     /// The profile exactly as written to profiles/…/<key>.json.
     public var profileJSON: String?
+    /// The file's tags as read for this row; the store keeps them in `track_tags`, not in this table
+    /// (not a coding key). Nil on rows read back from the store.
+    public var tags: TrackTags? = nil
 
     /// A new row for a file about to be recorded (no outputs yet).
     public init(file: LibraryFile, key: String, analyzerVersion: String, analyzedAt: String, changedAt: Double) {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NaviscanCore
 
 /// One change the writer commits: a row written (stamped with the next change sequence) or removed.
 public enum StoreChange: Sendable {
@@ -109,6 +110,9 @@ public final class TrackStore: @unchecked Sendable {
             try db.execute(sql: "UPDATE track SET seq = rowid")
             try db.execute(sql: "INSERT OR REPLACE INTO meta (name, value) VALUES ('change_seq', (SELECT COALESCE(MAX(seq), 0) FROM track))")
         }
+        migrator.registerMigration("v4: tags") { db in
+            try TrackTagsRecord.createTable(db)
+        }
         return migrator
     }
 
@@ -126,6 +130,9 @@ public final class TrackStore: @unchecked Sendable {
                         seq += 1
                         record.seq = seq
                         try record.save(db)
+                        if let tags = record.tags {
+                            try TrackTagsRecord(relativePath: record.relativePath, tags: tags).save(db)
+                        }
                     case .delete(let relativePath):
                         _ = try TrackRecord.deleteOne(db, key: relativePath)
                     }
@@ -176,6 +183,11 @@ public final class TrackStore: @unchecked Sendable {
 
     public func track(relativePath: String) throws -> TrackRecord? {
         try read { try TrackRecord.fetchOne($0, key: relativePath) }
+    }
+
+    /// The tags stored with a track (nil when it has no row or was recorded before tags were read).
+    public func tags(relativePath: String) throws -> TrackTags? {
+        try read { try TrackTagsRecord.fetchOne($0, key: relativePath)?.tags }
     }
 
     public func count() throws -> Int {

@@ -10,7 +10,7 @@ struct AnalyzeCommand: ParsableCommand {
         discussion: "Without an output option the file is only decoded: the summary then gives the decode-only speed."
     )
 
-    @Argument(help: "The audio file (MP3, FLAC, WAV, AIFF, Ogg Vorbis, Opus), identified by content.")
+    @Argument(help: "The audio file (MP3, FLAC, WAV, AIFF, Ogg, M4A/AAC/ALAC, WMA, APE, WavPack, Musepack, TTA, MKA), identified by content.")
     var file: String
 
     @Option(name: .customLong("vis"), help: "Write visualizer frames (a VisFrameBuffer file) here.")
@@ -45,7 +45,8 @@ struct AnalyzeCommand: ParsableCommand {
             if let config = options.profile {
                 // stdout carries only the JSON, so it can be piped; the summary goes to stderr.
                 let name = URL(fileURLWithPath: file).lastPathComponent
-                let json = try TrackProfile(relativePath: name, analysis: result, config: config).jsonData()
+                let json = try TrackProfile(relativePath: name, analysis: result, config: config,
+                                            tags: TagReader.read(path: file)).jsonData()
                 FileHandle.standardOutput.write(json + Data("\n".utf8))
                 FileHandle.standardError.write(Data((summary + "\n").utf8))
             } else {

@@ -13,10 +13,12 @@ struct LibraryBenchmarkTests {
         let library = try LibraryFixture.make(in: scratch)
         let report = try LibraryBenchmark(library: library.root, jobs: 2, limit: nil, logger: libraryTestLogger).run()
         let formats = Dictionary(uniqueKeysWithValues: report.rows.map { ($0.format, $0) })
-        #expect(Set(formats.keys) == ["flac", "wav", "ogg", "aiff", "mp3", "all"])
+        #expect(Set(formats.keys) == ["flac", "wav", "ogg", "aiff", "mp3", "mp4", "asf", "ape", "wavpack", "tta", "mka", "all"])
         #expect(formats["all"]?.files == library.good.count)
         // Audio seconds are the decoded lengths: 2 s for the gapless MP3 fixture.
         #expect(abs((formats["mp3"]?.audioSeconds ?? 0) - 2) < 0.001)
+        // 3 s each for the gapless AAC and the ALAC fixtures.
+        #expect(abs((formats["mp4"]?.audioSeconds ?? 0) - 6) < 0.001)
         for row in report.rows {
             for mode in LibraryBenchmark.Mode.allCases { #expect((row.wall[mode] ?? 0) > 0, "\(row.format) \(mode)") }
         }

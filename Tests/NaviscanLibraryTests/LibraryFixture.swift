@@ -34,6 +34,12 @@ struct LibraryFixture {
         try write("Various/Disc 1/CD1/mono 8k.aiff", .sine(frequency: 300, duration: trackSeconds, sampleRate: 8000), .aiff16)
         try fm.copyItem(atPath: FixturePaths.fixture("mp3/sine_440_660_2s.mp3"), toPath: root + "/Various/Disc 1/gapless.mp3")
         good.append("Various/Disc 1/gapless.mp3")
+        // The formats libavformat/libavcodec decode (tagged, see Fixtures/make-formats.sh).
+        try fm.createDirectory(atPath: root + "/Other Formats", withIntermediateDirectories: true)
+        for name in ["aac_itunsmpb.m4a", "alac.m4a", "wma.wma", "monkeys.ape", "wavpack.wv", "tta.tta", "opus.mka"] {
+            try fm.copyItem(atPath: FixturePaths.fixture("formats/" + name), toPath: root + "/Other Formats/" + name)
+            good.append("Other Formats/" + name)
+        }
         for i in 0..<extraTracks {
             try write("Various/extra \(i).flac", groove, .flac16)
         }
@@ -50,12 +56,12 @@ struct LibraryFixture {
         try fm.createSymbolicLink(atPath: root + "/Various/gone.flac", withDestinationPath: root + "/nowhere.flac")
         bad.append("Various/gone.flac")
         // Not audio naviscan decodes: counted as unsupported. Hidden folders and other files: ignored.
-        try Data("x".utf8).write(to: URL(fileURLWithPath: root + "/Artist A/Album 1/bonus.m4a"))
+        try Data("x".utf8).write(to: URL(fileURLWithPath: root + "/Artist A/Album 1/bonus.dsf"))
         try Data("cover".utf8).write(to: URL(fileURLWithPath: root + "/Artist A/Album 1/cover.jpg"))
         try AudioFileWriter.write(.sine(frequency: 440, duration: 1), to: root + "/.hidden/secret.wav", format: .wav16)
         // A symlink loop: Various/Disc 1/loop → Various.
         try fm.createSymbolicLink(atPath: root + "/Various/Disc 1/loop", withDestinationPath: root + "/Various")
-        return LibraryFixture(root: root, good: good, bad: bad, unsupported: ["Artist A/Album 1/bonus.m4a"])
+        return LibraryFixture(root: root, good: good, bad: bad, unsupported: ["Artist A/Album 1/bonus.dsf"])
     }
 
     func scan(out: String? = nil, vis: VisualizerConfig? = VisualizerConfig(), profile: ProfileConfig? = ProfileConfig(),

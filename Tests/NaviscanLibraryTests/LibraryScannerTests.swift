@@ -31,6 +31,18 @@ struct LibraryScannerTests {
         let groove = try #require(try store.track(relativePath: "Artist A/Album 1/01 First Song.flac"))
         #expect(groove.lufs != nil && abs((groove.silenceEnd ?? 0) - 1.0) < 0.01)   // 0.5 s of silence + the groove's 0.5 s lead-in
         #expect(try store.track(relativePath: "Various/empty.mp3")?.status == .failed)
+        // Every format's codec is recorded; the tags are stored per track and in the profile.
+        let codecs = try Dictionary(uniqueKeysWithValues: library.good.map { ($0, try store.track(relativePath: $0)?.codec) })
+        #expect(codecs["Other Formats/aac_itunsmpb.m4a"] == "aac" && codecs["Other Formats/alac.m4a"] == "alac")
+        #expect(codecs["Other Formats/wma.wma"] == "wmav2" && codecs["Other Formats/monkeys.ape"] == "ape")
+        #expect(codecs["Other Formats/wavpack.wv"] == "wavpack" && codecs["Other Formats/tta.tta"] == "tta")
+        #expect(try store.track(relativePath: "Other Formats/aac_itunsmpb.m4a")?.duration == 3.0)
+        let tags = try #require(try store.tags(relativePath: "Other Formats/wavpack.wv"))
+        #expect(tags.title == "Sine à 997 Hz" && tags.trackNumber == 3 && tags.replayGainAlbumGain == -7.25 && tags.bpm == 128)
+        #expect(try store.tags(relativePath: "Artist A/Album 1/01 First Song.flac")?.isEmpty == true)
+        let alac = try #require(try store.track(relativePath: "Other Formats/alac.m4a"))
+        let alacProfile = try #require(try JSONSerialization.jsonObject(with: Data((alac.profileJSON ?? "").utf8)) as? [String: Any])
+        #expect((alacProfile["tags"] as? [String: Any])?["musicbrainz_album_id"] as? String == "0c3e8a2e-1d4b-4e6f-8a9b-1c2d3e4f5a6b")
 
         // 2. Nothing changed: nothing analysed, failures remembered (not retried).
         let second = try library.scan()

@@ -15,6 +15,9 @@ final class Material: @unchecked Sendable {
     let directory: String
     let flac: String
     let mp3 = FixturePaths.fixture("demo/groove_120bpm.mp3")
+    /// The committed 3 s fixtures of the libavformat backend (Fixtures/make-formats.sh).
+    let aac = FixturePaths.fixture("formats/aac_itunsmpb.m4a")
+    let alac = FixturePaths.fixture("formats/alac.m4a")
     let signal: TestSignal
     let mono48k: [Float]
 
@@ -74,6 +77,12 @@ let benchmarks: @Sendable () -> Void = {
     }
     Benchmark("decode.mp3-demo") { b in
         try measureRealtime(b) { try decodeAll(material.mp3) }
+    }
+    Benchmark("decode.aac-3s") { b in
+        try measureRealtime(b) { try decodeAll(material.aac) }
+    }
+    Benchmark("decode.alac-3s") { b in
+        try measureRealtime(b) { try decodeAll(material.alac) }
     }
     Benchmark("stage.downmix+resample-48k-to-44.1k") { b in
         try measureRealtime(b) {
@@ -150,7 +159,7 @@ let benchmarks: @Sendable () -> Void = {
             return 240
         }
     }
-    for (name, path) in [("flac-4min", material.flac), ("mp3-demo", material.mp3)] {
+    for (name, path) in [("flac-4min", material.flac), ("mp3-demo", material.mp3), ("aac-3s", material.aac), ("alac-3s", material.alac)] {
         Benchmark("track.vis+dj.\(name)") { b in
             let analyzer = TrackAnalyzer(options: AnalysisOptions(visualizer: VisualizerConfig(), profile: ProfileConfig()), logger: logger)
             try measureRealtime(b) {

@@ -6,6 +6,8 @@ public enum AudioDecoderFactory {
             return try Mpg123Decoder(path: path, layer: layer)
         case .flac, .wav, .aiff, .ogg:
             return try SndFileDecoder(path: path)
+        case .ffmpeg:
+            return try FFmpegDecoder(path: path)
         case .unsupported(let name):
             throw DecodeError.unsupportedCodec(path: path, codec: name)
         case .unknown:

@@ -11,7 +11,10 @@ public enum SniffedFormat: Equatable, Sendable {
     case wav
     case aiff
     case ogg
-    /// A format recognised well enough to name, but not decoded (M4A/AAC, WMA, APE, ...).
+    /// Decoded through libavformat/libavcodec: MP4/M4A, ASF (WMA), Monkey's Audio, WavPack, Musepack,
+    /// TTA, Matroska. The name is for messages only; libavformat identifies the container itself.
+    case ffmpeg(String)
+    /// A format recognised well enough to name, but not decoded (DSD, AMR, raw ADTS AAC).
     case unsupported(String)
     case unknown
 }
@@ -59,11 +62,17 @@ public enum FormatSniffer {
         if ascii("OggS", at: 0) { return .ogg }
         if (ascii("RIFF", at: 0) || ascii("RF64", at: 0) || ascii("BW64", at: 0)) && ascii("WAVE", at: 8) { return .wav }
         if ascii("FORM", at: 0) && (ascii("AIFF", at: 8) || ascii("AIFC", at: 8)) { return .aiff }
-        if ascii("ftyp", at: 4) { return .unsupported("MP4/M4A audio (AAC or ALAC)") }
-        if b.count >= 4, b[0] == 0x30, b[1] == 0x26, b[2] == 0xB2, b[3] == 0x75 { return .unsupported("WMA/ASF") }
-        if ascii("MAC ", at: 0) { return .unsupported("Monkey's Audio (APE)") }
-        if ascii("wvpk", at: 0) { return .unsupported("WavPack") }
-        if ascii("MPCK", at: 0) || ascii("MP+", at: 0) { return .unsupported("Musepack") }
+        if ascii("ftyp", at: 4) { return .ffmpeg("MP4/M4A") }
+        // The ASF header object's GUID, 75B22630-668E-11CF-A6D9-00AA0062CE6C, as stored.
+        if b.count >= 16, b[0..<16].elementsEqual([0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11,
+                                                   0xA6, 0xD9, 0x00, 0xAA, 0x00, 0x62, 0xCE, 0x6C]) {
+            return .ffmpeg("WMA/ASF")
+        }
+        if ascii("MAC ", at: 0) { return .ffmpeg("Monkey's Audio") }
+        if ascii("wvpk", at: 0) { return .ffmpeg("WavPack") }
+        if ascii("MPCK", at: 0) || ascii("MP+", at: 0) { return .ffmpeg("Musepack") }
+        if ascii("TTA1", at: 0) { return .ffmpeg("TTA") }
+        if b.count >= 4, b[0] == 0x1A, b[1] == 0x45, b[2] == 0xDF, b[3] == 0xA3 { return .ffmpeg("Matroska") }
         if ascii("#!AMR", at: 0) { return .unsupported("AMR") }
         if ascii("DSD ", at: 0) || ascii("FRM8", at: 0) { return .unsupported("DSD (DSF/DFF)") }
         if b.count >= 2, b[0] == 0xFF, (b[1] & 0xF6) == 0xF0 { return .unsupported("raw AAC (ADTS)") }

@@ -39,17 +39,21 @@ public struct TrackProfile: Codable, Sendable, Equatable {
     public var codec: String
     public var analyzer: Analyzer
     public var analyzedAt: String
+    /// The file's own tags (title, artist, ReplayGain, …); never used by the analysis. Optional only
+    /// so that profiles written before tags were read still decode; always written, as an object.
+    public var tags: TrackTags?
 
     enum CodingKeys: String, CodingKey {
         case relativePath = "relative_path", duration, bpm, bpmConfidence = "bpm_confidence"
         case bpmAlternates = "bpm_alternates", firstBeat = "first_beat", silenceEnd = "silence_end"
         case silenceStart = "silence_start", lufs, loudnessRange = "loudness_range", peakDB = "peak_db"
         case truePeakDB = "true_peak_db", gainDB = "gain_db", loudnessNote = "loudness_note", referenceLUFS = "reference_lufs", silent
-        case sampleRate = "sample_rate", channels, codec, analyzer, analyzedAt = "analyzed_at"
+        case sampleRate = "sample_rate", channels, codec, analyzer, analyzedAt = "analyzed_at", tags
     }
 
     /// Builds the profile from a finished analysis that ran the profile stages.
-    public init(relativePath: String, analysis: TrackAnalysis, config: ProfileConfig, analyzedAt: Date = Date()) {
+    public init(relativePath: String, analysis: TrackAnalysis, config: ProfileConfig, tags: TrackTags? = nil,
+                analyzedAt: Date = Date()) {
         func round(_ v: Double, _ places: Double) -> Double { (v * places).rounded() / places }
         // Every number written is finite: a non-finite measurement is no measurement.
         func finite(_ v: Double?) -> Double? { v.flatMap { $0.isFinite ? $0 : nil } }
@@ -80,6 +84,7 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         codec = analysis.stream.codec
         analyzer = Analyzer(name: NaviscanVersion.name, version: NaviscanVersion.version)
         self.analyzedAt = Self.timestamp(analyzedAt)
+        self.tags = tags
     }
 
     /// RFC 3339 in UTC to the second (`2026-11-23T04:05:06Z`), formatted directly: creating an
@@ -116,6 +121,7 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         try c.encode(codec, forKey: .codec)
         try c.encode(analyzer, forKey: .analyzer)
         try c.encode(analyzedAt, forKey: .analyzedAt)
+        try c.encode(tags ?? TrackTags(), forKey: .tags)
     }
 
     /// Checks a profile read back from storage against what an analysis can produce.

@@ -111,12 +111,12 @@ struct DecoderTests {
     @Test("Known but unsupported containers are named")
     func unsupportedCodecs() throws {
         let scratch = try ScratchDirectory()
-        let m4a = scratch.file("song.m4a")
-        var bytes: [UInt8] = [0, 0, 0, 0x20] + Array("ftypM4A ".utf8)
+        let dsf = scratch.file("song.dsf")
+        var bytes: [UInt8] = Array("DSD ".utf8) + [28, 0, 0, 0, 0, 0, 0, 0]
         bytes += [UInt8](repeating: 0, count: 64)
-        try Data(bytes).write(to: URL(fileURLWithPath: m4a))
-        #expect(throws: DecodeError.unsupportedCodec(path: m4a, codec: "MP4/M4A audio (AAC or ALAC)")) {
-            try AudioDecoderFactory.open(path: m4a)
+        try Data(bytes).write(to: URL(fileURLWithPath: dsf))
+        #expect(throws: DecodeError.unsupportedCodec(path: dsf, codec: "DSD (DSF/DFF)")) {
+            try AudioDecoderFactory.open(path: dsf)
         }
     }
 

@@ -14,7 +14,8 @@ struct TrackProfileTests {
     static func profile(of path: String, config: ProfileConfig = ProfileConfig()) throws -> (TrackProfile, [String: Any]) {
         let analyzer = TrackAnalyzer(options: AnalysisOptions(profile: config), logger: testLogger)
         let analysis = try analyzer.analyze(path: path)
-        let profile = TrackProfile(relativePath: URL(fileURLWithPath: path).lastPathComponent, analysis: analysis, config: config)
+        let profile = TrackProfile(relativePath: URL(fileURLWithPath: path).lastPathComponent, analysis: analysis, config: config,
+                                   tags: TagReader.read(path: path))
         let json = try JSONSerialization.jsonObject(with: profile.jsonData()) as! [String: Any]
         return (profile, json)
     }
@@ -30,9 +31,10 @@ struct TrackProfileTests {
         let expectedKeys: Set<String> = [
             "relative_path", "duration", "bpm", "bpm_confidence", "bpm_alternates", "first_beat", "silence_end",
             "silence_start", "lufs", "loudness_range", "peak_db", "true_peak_db", "gain_db", "loudness_note", "reference_lufs",
-            "silent", "sample_rate", "channels", "codec", "analyzer", "analyzed_at",
+            "silent", "sample_rate", "channels", "codec", "analyzer", "analyzed_at", "tags",
         ]
-        for path in [groove, silent, FixturePaths.fixture("mp3/sine_440_660_2s.mp3"), FixturePaths.fixture("demo/ambient_pad.ogg")] {
+        for path in [groove, silent, FixturePaths.fixture("mp3/sine_440_660_2s.mp3"), FixturePaths.fixture("demo/ambient_pad.ogg"),
+                     FixturePaths.fixture("formats/tagged.mp3"), FixturePaths.fixture("formats/alac.m4a")] {
             let (_, json) = try Self.profile(of: path)
             #expect(Set(json.keys) == expectedKeys, "\(path)")
             #expect(validate(json, against: Self.schema) == [], "\(path)")
