@@ -310,11 +310,21 @@ extension Array {
 }
 
 /// The system's reason inside a Foundation error, without its domain and code.
-func plainReason(_ error: Error) -> String {
+public func plainReason(_ error: Error) -> String {
     let ns = error as NSError
     if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
         return String(cString: strerror(Int32(underlying.code)))
     }
     if ns.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(ns.code))) }
+    // Foundation's own sentences ("The operation could not be completed. The volume is read only.").
+    if ns.domain == NSCocoaErrorDomain {
+        switch CocoaError.Code(rawValue: ns.code) {
+        case .fileWriteVolumeReadOnly: return "read-only file system"
+        case .fileWriteNoPermission, .fileReadNoPermission: return "permission denied"
+        case .fileNoSuchFile, .fileReadNoSuchFile: return "no such file or directory"
+        case .fileWriteOutOfSpace: return "no space left on device"
+        default: break
+        }
+    }
     return ns.localizedDescription
 }
