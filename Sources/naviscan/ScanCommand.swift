@@ -61,7 +61,7 @@ struct ScanCommand: AsyncParsableCommand {
     @Flag(help: "Set a damaged store aside (naviscan.db.damaged-TIME) and start a new one; every track is analysed again.")
     var rebuildStore = false
 
-    @Flag(name: .shortAndLong, help: "No progress output; only failures and problems.")
+    @Flag(name: .shortAndLong, help: "No progress output; the summary only when the exit status is not 0.")
     var quiet = false
 
     @Flag(help: "Print the summary as JSON on standard output.")
@@ -151,16 +151,18 @@ struct ScanCommand: AsyncParsableCommand {
             let failed = summary.failures.map(\.relativePath) + (summary.interrupted ? Array(failedBefore) : [])
             try? RecordedParameters.writeFailedPaths(Array(Set(failed)), to: store)
         }
+        let counted = summary.failures.filter { policy == .any || (policy == .new && !$0.known) }
+        let failing = !counted.isEmpty || summary.interrupted
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             FileHandle.standardOutput.write(try encoder.encode(summary) + Data("\n".utf8))
-        } else if !quiet || summary.failed > 0 || summary.interrupted {
+        } else if !quiet || failing {
+            // --quiet prints the summary only with a failing status: cron mails only then.
             FileHandle.standardError.write(Data(Self.describe(summary, library: libraryPath, out: location.out,
                                                               explicitOut: settings.string(Settings.out) != nil).utf8))
         }
-        let counted = summary.failures.filter { policy == .any || (policy == .new && !$0.known) }
-        if !counted.isEmpty || summary.interrupted { throw ExitCode(1) }
+        if failing { throw ExitCode(1) }
     }
 
     /// Tracks whose stored outputs were made with other parameters than `analysis` asks for.

@@ -115,6 +115,9 @@ struct CommandLineTests {
         #expect(first.status == 1)
         let again = try NaviscanProcess.run([library.root, "-q", "--json"], environment: env)
         #expect(again.status == 0, "\(again.stdout)")
+        // Quiet and nothing new: nothing to say (cron mails nothing).
+        let quiet = try NaviscanProcess.run([library.root, "-q"], environment: env)
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
         let failures = (try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])?["failures"] as? [[String: Any]] ?? []
         #expect(failures.count == library.bad.count && failures.allSatisfy { $0["known"] as? Bool == true })
         #expect(try NaviscanProcess.run([library.root, "-q", "--fail-on", "any"], environment: env).status == 1)
