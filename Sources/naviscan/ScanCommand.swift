@@ -23,7 +23,7 @@ struct ScanCommand: AsyncParsableCommand {
             Exit status: 0 when every file was analysed or unchanged and no new file failed (files that \
             failed in earlier runs are listed but do not count; --fail-on any counts them, --fail-on never \
             counts nothing); 1 when a file failed or the scan was interrupted; 2 for usage errors and problems \
-            that stop the scan before it starts (library unreadable, another scan running); 3 when the output \
+            that stop the scan before it starts (library unreadable, output not writable, another scan running); 3 when the output \
             or the store failed (disk full, read-only, I/O error, damaged store): nothing stored is lost and \
             nothing was recorded for the tracks in flight; fix it and run again.
 
