@@ -32,6 +32,16 @@ public final class TrackStore: @unchecked Sendable {
         }
     }
 
+    /// A meta value read without opening the store for writing (no migration, nothing created): nil
+    /// when there is no store, no such value, or the store cannot be read. For looking before a scan.
+    public static func peekMeta(_ name: String, path: String) -> String? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        var configuration = Configuration()
+        configuration.readonly = true
+        guard let queue = try? DatabaseQueue(path: path, configuration: configuration) else { return nil }
+        return try? queue.read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = ?", arguments: [name]) }
+    }
+
     /// Each migration is its own transaction, but which ones are applied is read before it: two
     /// processes opening a new store at once (a scan and `serve`) can both try to apply the same
     /// step, and the later one fails ("already exists") or finds the database busy. Its transaction

@@ -10,9 +10,7 @@ enum RecordedParameters {
 
     /// The recorded values of the store at `databasePath`, or nil when there is no store or no record.
     static func read(databasePath: String) -> [String: SettingValue]? {
-        guard FileManager.default.fileExists(atPath: databasePath),
-              let store = try? TrackStore(path: databasePath),
-              let text = try? store.meta(metaName),
+        guard let text = TrackStore.peekMeta(metaName, path: databasePath),
               let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { return nil }
         var values: [String: SettingValue] = [:]
         for setting in Settings.analysis {
@@ -50,8 +48,7 @@ enum RecordedParameters {
     /// The files that failed in the last scan, including those the store has no row for (a file
     /// that cannot be opened at all): a failure among them is not new.
     static func failedPaths(databasePath: String) -> Set<String> {
-        guard FileManager.default.fileExists(atPath: databasePath),
-              let text = try? TrackStore(path: databasePath).meta(failedPathsMetaName),
+        guard let text = TrackStore.peekMeta(failedPathsMetaName, path: databasePath),
               let paths = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) else { return [] }
         return Set(paths)
     }
