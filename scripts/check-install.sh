@@ -13,7 +13,8 @@ scratch=$(mktemp -d /tmp/naviscan-install.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 stage="$scratch/stage"
 
-make --no-print-directory install DESTDIR="$stage" PREFIX=/usr/local >/dev/null
+make --no-print-directory install DESTDIR="$stage" PREFIX=/usr/local > "$scratch/install.log" 2>&1 \
+    || { tail -40 "$scratch/install.log"; echo "FAIL: make install" >&2; exit 1; }
 bin="$stage/usr/local/bin/naviscan"
 
 echo "== linked libraries"
