@@ -9,7 +9,7 @@ DEMO_OUT ?= demo-out
 # runtime packages of the C libraries (RUNTIME_PACKAGES), not the Swift toolchain.
 RELEASE_FLAGS = -c release --static-swift-stdlib --scratch-path $(BUILD_DIR)
 BUILD_DIR ?= .build
-RUNTIME_PACKAGES := libsndfile1 libmpg123-0 libfftw3-single3 libebur128-1
+RUNTIME_PACKAGES := libsndfile1 libmpg123-0 libfftw3-single3 libebur128-1 libsqlite3-0
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
 BASH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
