@@ -5,8 +5,20 @@ DEB_PACKAGES := pkg-config libsndfile1-dev libmpg123-dev libfftw3-dev libebur128
 PKGCONFIG_MODULES := sndfile libmpg123 libsyn123 fftw3f libebur128 libavformat libavcodec libavutil
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= demo-out
+# The installed binary carries the Swift runtime (static stdlib): a machine needs only the Debian
+# runtime packages of the C libraries (RUNTIME_PACKAGES), not the Swift toolchain.
+RELEASE_FLAGS = -c release --static-swift-stdlib --scratch-path $(BUILD_DIR)
+BUILD_DIR ?= .build
+RUNTIME_PACKAGES := libsndfile1 libmpg123-0 libfftw3-single3 libebur128-1 libsqlite3-0 libavformat59 libavcodec59 libavutil57
+BINDIR = $(DESTDIR)$(PREFIX)/bin
+MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
+BASH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+FISH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+SYSTEMD_UNITS = $(DESTDIR)$(PREFIX)/lib/systemd/system
+SHARE = $(DESTDIR)$(PREFIX)/share/naviscan
 
-.PHONY: all deps build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check install clean
+.PHONY: all deps build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check install uninstall man check-install clean
 
 all: build
 
@@ -19,7 +31,7 @@ deps:
 	fi
 
 build: deps
-	$(SWIFT) build -c release --product naviscan
+	$(SWIFT) build $(RELEASE_FLAGS) --product naviscan
 
 # The end-to-end scan tests run the naviscan executable, so it is built first. The suites run one at a
 # time: several start live servers and scans, and on a 2-core machine they starve each other.
@@ -30,9 +42,9 @@ test: deps
 # Scans the bundled demo library (Fixtures/demo), prints one track's DJ profile, draws its frames as text.
 demo: build
 	@mkdir -p $(DEMO_OUT)
-	.build/release/naviscan scan Fixtures/demo --out $(DEMO_OUT)/store
-	.build/release/naviscan analyze Fixtures/demo/groove_120bpm.mp3 --vis $(DEMO_OUT)/groove.vis --dj
-	.build/release/naviscan inspect $(DEMO_OUT)/groove.vis --rows 20
+	$(BUILD_DIR)/release/naviscan scan Fixtures/demo --out $(DEMO_OUT)/store
+	$(BUILD_DIR)/release/naviscan analyze Fixtures/demo/groove_120bpm.mp3 --vis $(DEMO_OUT)/groove.vis --dj
+	$(BUILD_DIR)/release/naviscan inspect $(DEMO_OUT)/groove.vis --rows 20
 
 # The whole suite: wall clock, x-realtime, mallocs and peak memory per stage and per track.
 bench: deps
@@ -64,9 +76,39 @@ fuzz-check: deps
 	scripts/fuzz/make-corpus.sh .build/fuzz-corpus
 	.build/debug/naviscan-fuzz .build/fuzz-corpus --seed 1 --iterations $(FUZZ_CHECK_ITERATIONS) --artifacts .build/fuzz-artifacts
 
+# The binary, its man page, bash/zsh/fish completions, the systemd units (dist/) and an example
+# config. `make install PREFIX=/usr DESTDIR=pkg` for packaging.
 install: build
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 .build/release/naviscan $(DESTDIR)$(PREFIX)/bin/naviscan
+	install -d $(BINDIR) $(MANDIR) $(BASH_COMPLETIONS) $(ZSH_COMPLETIONS) $(FISH_COMPLETIONS) $(SYSTEMD_UNITS) $(SHARE)
+	install -m 755 $(BUILD_DIR)/release/naviscan $(BINDIR)/naviscan
+	install -m 644 docs/naviscan.1 $(MANDIR)/naviscan.1
+	$(BUILD_DIR)/release/naviscan --generate-completion-script bash > $(BASH_COMPLETIONS)/naviscan
+	$(BUILD_DIR)/release/naviscan --generate-completion-script zsh > $(ZSH_COMPLETIONS)/_naviscan
+	$(BUILD_DIR)/release/naviscan --generate-completion-script fish > $(FISH_COMPLETIONS)/naviscan.fish
+	sed 's|/usr/local/bin/naviscan|$(PREFIX)/bin/naviscan|' dist/naviscan-serve.service > $(SYSTEMD_UNITS)/naviscan-serve.service
+	sed 's|/usr/local/bin/naviscan|$(PREFIX)/bin/naviscan|' dist/naviscan-scan.service > $(SYSTEMD_UNITS)/naviscan-scan.service
+	install -m 644 dist/naviscan-scan.timer $(SYSTEMD_UNITS)/naviscan-scan.timer
+	install -m 644 dist/config.example.json $(SHARE)/config.example.json
+	@echo "installed $(BINDIR)/naviscan; it needs these Debian packages at run time: $(RUNTIME_PACKAGES)"
+
+uninstall:
+	rm -f $(BINDIR)/naviscan $(MANDIR)/naviscan.1 $(BASH_COMPLETIONS)/naviscan $(ZSH_COMPLETIONS)/_naviscan \
+		$(FISH_COMPLETIONS)/naviscan.fish $(SYSTEMD_UNITS)/naviscan-serve.service $(SYSTEMD_UNITS)/naviscan-scan.service \
+		$(SYSTEMD_UNITS)/naviscan-scan.timer $(SHARE)/config.example.json
+	-rmdir $(SHARE) 2>/dev/null
+
+# Regenerates docs/naviscan.1 from the commands' help (swift-argument-parser's generate-manual plugin).
+man: deps
+	$(SWIFT) package generate-manual --configuration debug
+	cp "$$(find .build/plugins -path '*GenerateManual*' -name naviscan.1 | head -1)" docs/naviscan.1
+
+# Installs into a scratch directory, runs the installed binary with the Swift toolchain hidden (a
+# private mount namespace with an empty tmpfs over it), and checks the systemd units with
+# systemd-analyze verify (installed from apt when missing). See scripts/check-install.sh.
+check-install: deps
+	@command -v systemd-analyze >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq systemd; }
+	scripts/check-install.sh
 
 clean:
-	rm -rf .build .build-fuzz Benchmarks/.build $(DEMO_OUT)
+	rm -rf .build .build-fuzz .build-release Benchmarks/.build $(DEMO_OUT)

@@ -5,7 +5,7 @@ import PackageDescription
 // Layering (one way only): naviscan (CLI) → NaviscanServer → NaviscanLibrary → NaviscanCore → C* shims.
 let package = Package(
     name: "naviscan",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],  // swift-configuration needs macOS 15
     products: [
         .executable(name: "naviscan", targets: ["naviscan"]),
         .executable(name: "naviscan-fuzz", targets: ["naviscan-fuzz"]),
@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.0.0"),
     ],
     targets: [
         // C libraries, each a module map + shim header; the only targets that touch C.
@@ -80,7 +82,9 @@ let package = Package(
                 "NaviscanLibrary",
                 "NaviscanServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
 

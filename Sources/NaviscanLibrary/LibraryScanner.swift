@@ -114,6 +114,7 @@ public final class LibraryScanner: @unchecked Sendable {
         lock.lock()
         live.queued = work.count
         live.bytesQueued = work.reduce(0) { $0 + $1.file.size }
+        live.plannedFiles = work.map(\.file)
         lock.unlock()
         logger.info("scan planned", metadata: ["files": "\(listing.files.count)", "to_analyse": "\(work.count)",
                                                "relinked": "\(summary.relinked)", "pruned": "\(summary.pruned)"])
@@ -123,7 +124,11 @@ public final class LibraryScanner: @unchecked Sendable {
         WorkPool(jobs: options.jobs).run(work, shouldStop: { [self] in isStopping || writer.fault != nil }) { [self] _, item in
             do {
                 let previous = try item.previous.flatMap { try store.track(relativePath: $0.relativePath) }
-                let outcome = try processor.process(item.file, previous: previous, isCancelled: { self.isStopping })
+                let outcome = try processor.process(item.file, previous: previous, isCancelled: { self.isStopping }, onDecoded: { seconds in
+                    self.lock.lock()
+                    self.live.audioSecondsDecoded += seconds
+                    self.lock.unlock()
+                })
                 guard writer.submit(.init(changes: [.save(outcome.record)])) else { return }
                 lock.lock()
                 outcomes.append(outcome)

@@ -122,6 +122,10 @@ public struct ScanProgress: Sendable {
     public var bytesFinished: Int64 = 0
     public var audioSeconds = 0.0
     public var elapsed = 0.0
+    /// The files to analyse, in the order they are handed out (for a progress display to probe).
+    public var plannedFiles: [LibraryFile] = []
+    /// Seconds of audio decoded so far, including the files still in flight.
+    public var audioSecondsDecoded = 0.0
 
     /// Seconds still to go, extrapolated from the bytes done so far.
     public var estimatedRemaining: Double? {

@@ -41,7 +41,9 @@ public final class TrackProcessor: @unchecked Sendable {
 
     /// Analyses one file. `previous` is its full stored row, if any: outputs this run does not
     /// recompute are kept from it while the file is unchanged.
-    public func process(_ file: LibraryFile, previous: TrackRecord?, isCancelled: () -> Bool = { false }) throws -> TrackOutcome {
+    /// `onDecoded` hears of each decoded stretch (seconds), for progress inside a long file.
+    public func process(_ file: LibraryFile, previous: TrackRecord?, isCancelled: () -> Bool = { false },
+                        onDecoded: (Double) -> Void = { _ in }) throws -> TrackOutcome {
         let key = OutputLayout.key(forRelativePath: file.relativePath)
         var record = TrackRecord(file: file, key: key, analyzerVersion: NaviscanVersion.version,
                                  analyzedAt: TrackProfile.timestamp(Date()), changedAt: Date().timeIntervalSince1970)
@@ -57,7 +59,7 @@ public final class TrackProcessor: @unchecked Sendable {
         do {
             if let visPath { try Self.createOutputDirectory(for: visPath) }
             let analyzer = TrackAnalyzer(options: AnalysisOptions(visualizer: visualizer, profile: profile), logger: logger)
-            let analysis = try analyzer.analyze(path: file.path, visOutput: visPath, durability: durability, isCancelled: isCancelled)
+            let analysis = try analyzer.analyze(path: file.path, visOutput: visPath, durability: durability, isCancelled: isCancelled, onDecoded: onDecoded)
             record.duration = analysis.duration
             record.codec = analysis.stream.codec
             record.sampleRate = analysis.stream.sampleRate

@@ -33,6 +33,16 @@ public final class TrackStore: @unchecked Sendable {
         }
     }
 
+    /// A meta value read without opening the store for writing (no migration, nothing created): nil
+    /// when there is no store, no such value, or the store cannot be read. For looking before a scan.
+    public static func peekMeta(_ name: String, path: String) -> String? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        var configuration = Configuration()
+        configuration.readonly = true
+        guard let queue = try? DatabaseQueue(path: path, configuration: configuration) else { return nil }
+        return try? queue.read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = ?", arguments: [name]) }
+    }
+
     /// Each migration is its own transaction, but which ones are applied is read before it: two
     /// processes opening a new store at once (a scan and `serve`) can both try to apply the same
     /// step, and the later one fails ("already exists") or finds the database busy. Its transaction
@@ -322,11 +332,21 @@ extension Array {
 }
 
 /// The system's reason inside a Foundation error, without its domain and code.
-func plainReason(_ error: Error) -> String {
+public func plainReason(_ error: Error) -> String {
     let ns = error as NSError
     if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
         return String(cString: strerror(Int32(underlying.code)))
     }
     if ns.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(ns.code))) }
+    // Foundation's own sentences ("The operation could not be completed. The volume is read only.").
+    if ns.domain == NSCocoaErrorDomain {
+        switch CocoaError.Code(rawValue: ns.code) {
+        case .fileWriteVolumeReadOnly: return "read-only file system"
+        case .fileWriteNoPermission, .fileReadNoPermission: return "permission denied"
+        case .fileNoSuchFile, .fileReadNoSuchFile: return "no such file or directory"
+        case .fileWriteOutOfSpace: return "no space left on device"
+        default: break
+        }
+    }
     return ns.localizedDescription
 }

@@ -32,12 +32,12 @@ public enum NaviscanAPI {
                                        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
         let layout = OutputLayout(root: configuration.dataDirectory)
         guard FileManager.default.fileExists(atPath: layout.databasePath) else {
-            throw LibraryError.store(path: layout.databasePath, reason: "no store here; run `naviscan scan LIBRARY` first, or pass --data DIR")
+            throw LibraryError.store(path: layout.databasePath, reason: "no store here; run `naviscan scan LIBRARY` first, or pass --out DIR where a scan wrote its results")
         }
         let store = try TrackStore(path: layout.databasePath)
         let library = try configuration.library ?? store.libraryRoot()
         let hub = PushHub()
-        let processor = TrackProcessor(layout: layout, visualizer: VisualizerConfig(), profile: ProfileConfig(),
+        let processor = TrackProcessor(layout: layout, visualizer: configuration.visualizer, profile: configuration.profile,
                                        durability: .immediate, logger: logger)
         let precompute = PrecomputeQueue(processor: processor, store: store, hub: hub, workers: configuration.precomputeJobs,
                                          capacity: configuration.precomputeQueueCapacity, logger: logger)

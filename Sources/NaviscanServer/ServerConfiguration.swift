@@ -1,3 +1,5 @@
+import NaviscanCore
+
 /// How `naviscan serve` runs.
 public struct ServerConfiguration: Sendable {
     /// The scan's output directory (naviscan.db, profiles/, vis/).
@@ -11,6 +13,10 @@ public struct ServerConfiguration: Sendable {
     public var precomputeJobs: Int = 1
     /// Tracks waiting for a precompute worker at most; more are answered 503.
     public var precomputeQueueCapacity: Int = 256
+    /// The parameters precompute analyses with: those the store's scans use, so a later scan finds
+    /// the track up to date.
+    public var visualizer = VisualizerConfig()
+    public var profile = ProfileConfig()
     /// How often the store is polled for changes to push over /ws/push.
     public var pollInterval: Duration = .milliseconds(500)
     /// Timeouts and the connection cap (see docs/hardening.md).

@@ -3,11 +3,18 @@ import Foundation
 import NaviscanCore
 
 /// `naviscan analyze FILE --vis OUT.vis`: one track, one decode, a one-line summary.
-struct AnalyzeCommand: ParsableCommand {
+struct AnalyzeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "analyze",
         abstract: "Analyse one audio file in a single decode pass.",
-        discussion: "Without an output option the file is only decoded: the summary then gives the decode-only speed."
+        discussion: """
+            Without an output option the file is only decoded: the summary then gives the decode-only speed. \
+            The analysis parameters come from the flags, NAVISCAN_* variables, the config file or the defaults.
+
+            Examples:
+              naviscan analyze song.flac --dj > song.json
+              naviscan analyze song.mp3 --vis song.vis --encoding u8 --fps 60
+            """
     )
 
     @Argument(help: "The audio file (MP3, FLAC, WAV, AIFF, Ogg, M4A/AAC/ALAC, WMA, APE, WavPack, Musepack, TTA, MKA), identified by content.")
@@ -23,6 +30,7 @@ struct AnalyzeCommand: ParsableCommand {
             help: ArgumentHelp("With --dj: write the tempo stage's band levels here (Float32) for scripts/tempo-model.", visibility: .hidden))
     var onsetBandDump: String?
 
+    @OptionGroup var config: ConfigFileOption
     @OptionGroup(title: "Visualizer") var visualizer: VisualizerOptions
     @OptionGroup(title: "DJ profile") var profile: ProfileOptions
     @OptionGroup var logging: LoggingOptions
@@ -31,11 +39,13 @@ struct AnalyzeCommand: ParsableCommand {
         if onsetBandDump != nil, !dj { throw ValidationError("--dump-onset-bands needs --dj: the band levels come from the tempo stage") }
     }
 
-    func run() throws {
+    func run() async throws {
         let logger = logging.makeLogger()
-        var options = AnalysisOptions()
-        if visOutput != nil { options.visualizer = try visualizer.makeConfig() }
-        if dj { options.profile = try profile.makeConfig() }
+        let settings = try await EffectiveConfiguration.load(settings: Settings.analysis,
+                                                             flags: visualizer.flags.merging(profile.flags) { a, _ in a },
+                                                             configFile: config.path)
+        let analysis = try AnalysisSettings(settings, outputs: (visOutput != nil, dj))
+        let options = AnalysisOptions(visualizer: analysis.visualizer, profile: analysis.profile)
         do {
             let dump = try onsetBandDump.map { try OnsetBandDump(path: $0) }
             let analyzer = TrackAnalyzer(options: options, logger: logger, onsetBandObserver: dump)
@@ -53,8 +63,7 @@ struct AnalyzeCommand: ParsableCommand {
                 print(summary)
             }
         } catch {
-            FileHandle.standardError.write(Data("naviscan: \(error)\n".utf8))
-            throw ExitCode(1)
+            throw CLIError(UserMessage.describe(error), code: 1)
         }
     }
 

@@ -9,8 +9,16 @@ struct Naviscan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "naviscan",
         abstract: "Offline audio analysis for music libraries: visualizer frames and DJ profiles.",
+        discussion: """
+            Examples:
+              naviscan ~/Music                 # scan (the default command): analyse the library
+              naviscan serve --library ~/Music # serve the results to players on port 8000
+              naviscan status ~/Music          # what is analysed, failed, pending; disk used
+              naviscan help scan               # every option of a command
+            """,
         version: version,
-        subcommands: [ScanCommand.self, AnalyzeCommand.self, InspectCommand.self, ServeCommand.self, BenchCommand.self],
+        subcommands: [ScanCommand.self, ServeCommand.self, StatusCommand.self, ShowCommand.self, ConfigCommand.self,
+                      AnalyzeCommand.self, InspectCommand.self, BenchCommand.self],
         defaultSubcommand: ScanCommand.self
     )
 
@@ -26,14 +34,22 @@ struct Naviscan: AsyncParsableCommand {
 
     /// Usage errors exit with 2 (not ArgumentParser's 64), as `scan` documents.
     static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let message = mistypedCommand(arguments) {
+            FileHandle.standardError.write(Data("naviscan: \(message)\n".utf8))
+            Foundation.exit(2)
+        }
         FFTPlanner.useWisdom(file: fftwWisdomFile)
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
+        } catch let error as CLIError {
+            FileHandle.standardError.write(Data("naviscan: \(error.message)\n".utf8))
+            Foundation.exit(error.code)
         } catch {
             let code = exitCode(for: error)
             if code == .success { exit(withError: error) }
@@ -41,5 +57,46 @@ struct Naviscan: AsyncParsableCommand {
             FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
             Foundation.exit(code == .validationFailure ? 2 : code.rawValue)
         }
+    }
+
+    static var commandNames: [String] {
+        configuration.subcommands.compactMap { $0.configuration.commandName } + ["help"]
+    }
+
+    /// `naviscan scna`: the first argument is taken as the library of the default `scan` unless it
+    /// looks like a misspelt command: not an existing path, no slash, and close to a command's name.
+    static func mistypedCommand(_ arguments: [String]) -> String? {
+        guard let first = arguments.first, !first.hasPrefix("-"), !first.contains("/"),
+              !commandNames.contains(first), !FileManager.default.fileExists(atPath: first) else { return nil }
+        let word = first.lowercased()
+        let prefixed = commandNames.filter { word.count >= 2 && $0.hasPrefix(word) }
+        let nearest = commandNames.map { ($0, editDistance(word, $0)) }.min { $0.1 < $1.1 }
+        let suggestion: String
+        if prefixed.count == 1 {
+            suggestion = prefixed[0]
+        } else if let nearest, nearest.1 <= max(1, nearest.0.count / 3) {
+            suggestion = nearest.0
+        } else {
+            return nil
+        }
+        return "unknown command '\(first)' — did you mean \(suggestion)? (`naviscan help` lists the commands; a library folder that does not exist is not scanned)"
+    }
+
+    /// Levenshtein distance, with a swap of two neighbours counted as one edit.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { d[i][0] = i }
+        for j in 0...b.count { d[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
+            }
+        }
+        return d[a.count][b.count]
     }
 }

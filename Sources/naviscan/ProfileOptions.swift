@@ -1,39 +1,52 @@
 import ArgumentParser
-import NaviscanCore
 
-/// The DJ-profile parameters a user can set, shared by the commands that compute profiles.
+/// The DJ-profile parameters as flags. Negative values are taken as values (`--reference-lufs -14`).
 struct ProfileOptions: ParsableArguments {
-    @Option(name: .customLong("reference-lufs"), help: "Loudness the gain targets: gain_db = reference − lufs (ReplayGain 2.0: −18).")
-    var referenceLUFS: Double = -18
+    @Option(name: .customLong("reference-lufs"), parsing: .unconditional,
+            help: ArgumentHelp(Settings.referenceLUFS.summary + " (\(Settings.referenceLUFS.defaultText))", valueName: "lufs"))
+    var referenceLUFS: Double?
 
-    @Option(name: .customLong("silence-threshold"), help: "Silence threshold in dBFS (sample peak across channels).")
-    var silenceThreshold: Double = -60
+    @Option(name: .customLong("silence-threshold"), parsing: .unconditional,
+            help: ArgumentHelp(Settings.silenceThreshold.summary + " (\(Settings.silenceThreshold.defaultText))", valueName: "dbfs"))
+    var silenceThreshold: Double?
 
-    @Option(name: .customLong("bpm-range"), help: "Range reported tempi lie in, as MIN-MAX BPM.")
-    var bpmRange: String = "60-200"
+    @Option(name: .customLong("bpm-range"), help: ArgumentHelp(Settings.bpmRange.summary + " (\(Settings.bpmRange.defaultText))", valueName: "min-max"))
+    var bpmRange: String?
 
-    @Flag(name: .customLong("true-peak"), help: "Also measure the true peak (dBTP); slower.")
-    var truePeak = false
+    @Flag(name: .customLong("true-peak"), inversion: .prefixedNo, help: ArgumentHelp(Settings.truePeak.summary + " (\(Settings.truePeak.defaultText))"))
+    var truePeak: Bool?
 
-    func makeConfig() throws -> ProfileConfig {
-        var config = ProfileConfig()
-        guard referenceLUFS.isFinite, (-70...0).contains(referenceLUFS) else {
-            throw ValidationError("--reference-lufs must be between -70 and 0, got \(referenceLUFS)")
-        }
-        config.referenceLUFS = referenceLUFS
-        guard silenceThreshold.isFinite, (-120 ... -10).contains(silenceThreshold) else {
-            throw ValidationError("--silence-threshold must be between -120 and -10 dBFS, got \(silenceThreshold)")
-        }
-        config.silence.thresholdDB = silenceThreshold
-        let parts = bpmRange.split(separator: "-").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-        guard parts.count == 2, parts[0] >= 20, parts[1] <= 400, parts[1] >= parts[0] * 2 else {
-            throw ValidationError("--bpm-range must be MIN-MAX with 20 ≤ MIN, MAX ≤ 400 and MAX ≥ 2 × MIN (one full octave), got '\(bpmRange)'")
-        }
-        config.tempo.minBPM = parts[0]
-        config.tempo.maxBPM = parts[1]
-        config.loudness.truePeak = truePeak
-        return config
+    var flags: [String: SettingValue] {
+        var values: [String: SettingValue] = [:]
+        if let referenceLUFS { values[Settings.referenceLUFS.key] = .double(referenceLUFS) }
+        if let silenceThreshold { values[Settings.silenceThreshold.key] = .double(silenceThreshold) }
+        if let bpmRange { values[Settings.bpmRange.key] = .string(bpmRange) }
+        if let truePeak { values[Settings.truePeak.key] = .bool(truePeak) }
+        return values
     }
+}
 
-    func validate() throws { _ = try makeConfig() }
+/// Where a command finds a scan's results, and the settings file; shared by scan, serve, status, show, config.
+struct StoreOptions: ParsableArguments {
+    @Option(name: [.customShort("o"), .customLong("out"), .customLong("data")],
+            help: ArgumentHelp("The scan's output directory (default: LIBRARY/.naviscan; --data is the same).", valueName: "dir"))
+    var out: String?
+
+    @OptionGroup var config: ConfigFileOption
+
+    /// The flags for `library` and `out`, when given.
+    func flags(library: String?) -> [String: SettingValue] {
+        var values: [String: SettingValue] = [:]
+        if let library { values[Settings.library.key] = .string(library) }
+        if let out { values[Settings.out.key] = .string(out) }
+        return values
+    }
+}
+
+/// `--config FILE`, shared by every command that reads settings.
+struct ConfigFileOption: ParsableArguments {
+    @Option(name: .customLong("config"), help: ArgumentHelp(
+        "Settings file (JSON; default $XDG_CONFIG_HOME/naviscan/config.json or ~/.config/naviscan/config.json, or $NAVISCAN_CONFIG).",
+        valueName: "file"))
+    var path: String?
 }

@@ -5,37 +5,46 @@ import NaviscanCore
 import NaviscanLibrary
 
 /// `naviscan scan LIBRARY`: the library job (the default subcommand: `naviscan ~/Music --vis --dj`).
-struct ScanCommand: ParsableCommand {
+struct ScanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scan",
         abstract: "Analyse every track of a music library: parallel, incremental, resumable.",
         discussion: """
-            Results go to --out (default LIBRARY/.naviscan): naviscan.db (SQLite), profiles/…/<key>.json and \
-            vis/…/<key>.vis. Unchanged tracks are skipped; moved files keep their analysis; tracks gone from \
+            Results go to --out (default LIBRARY/.naviscan): naviscan.db (SQLite), profiles/ab/<key>.json and \
+            vis/ab/<key>.vis. Unchanged tracks are skipped; moved files keep their analysis; tracks gone from \
             the library are pruned, unless the library looks unmounted, a folder could not be read, or more \
             than --prune-threshold of the tracks vanished at once (they are then kept as missing until a \
-            scan with --prune). Ctrl-C stops cleanly and the next run resumes.
+            scan with --prune). The store records the analysis parameters: a later plain `naviscan scan LIBRARY` analyses the same \
+            way, and changing one re-analyses what it affects. Ctrl-C stops cleanly and the next run resumes.
 
-            Exit status: 0 when every supported file was analysed or unchanged, 1 when some failed or the \
-            scan was interrupted, 2 for usage or fatal errors, 3 when the output or the store failed (disk \
-            full, read-only, I/O error, damaged store): nothing stored is lost; fix it and run again.
+            Every option can also come from NAVISCAN_* variables or the config file (`naviscan help config`); \
+            the command line wins.
+
+            Exit status: 0 when every file was analysed or unchanged and no new file failed (files that \
+            failed in earlier runs are listed but do not count; --fail-on any counts them, --fail-on never \
+            counts nothing); 1 when a file failed or the scan was interrupted; 2 for usage errors and problems \
+            that stop the scan before it starts (library unreadable, output not writable, another scan running); 3 when the output \
+            or the store failed (disk full, read-only, I/O error, damaged store): nothing stored is lost and \
+            nothing was recorded for the tracks in flight; fix it and run again.
+
+            Examples:
+              naviscan scan ~/Music                       # both outputs into ~/Music/.naviscan
+              naviscan scan ~/Music -o /srv/naviscan -j 4 --encoding f16
+              naviscan scan ~/Music --dj --reference-lufs -14 --fail-on any
             """
     )
 
-    @Argument(help: "The music library folder.")
-    var library: String
+    @Argument(help: "The music library folder (or 'library' in the config file).")
+    var library: String?
 
-    @Flag(help: "Write visualizer frames (with neither --vis nor --dj, both are written).")
-    var vis = false
+    @Flag(inversion: .prefixedNo, help: "Write visualizer frames (with neither --vis nor --dj, both are written).")
+    var vis: Bool?
 
-    @Flag(help: "Write DJ profiles (with neither --vis nor --dj, both are written).")
-    var dj = false
+    @Flag(inversion: .prefixedNo, help: "Write DJ profiles (with neither --vis nor --dj, both are written).")
+    var dj: Bool?
 
-    @Option(help: "Output directory (default: LIBRARY/.naviscan).")
-    var out: String?
-
-    @Option(help: "Worker threads (default: one per core).")
-    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+    @Option(name: .shortAndLong, help: ArgumentHelp("Worker threads (\(Settings.jobs.defaultText), one per core)."))
+    var jobs: Int?
 
     @Flag(help: "Re-analyse every track, even unchanged ones.")
     var force = false
@@ -52,63 +61,118 @@ struct ScanCommand: ParsableCommand {
     @Flag(help: "Set a damaged store aside (naviscan.db.damaged-TIME) and start a new one; every track is analysed again.")
     var rebuildStore = false
 
-    @Flag(help: "No progress output.")
+    @Flag(name: .shortAndLong, help: "No progress output; the summary only when the exit status is not 0.")
     var quiet = false
 
     @Flag(help: "Print the summary as JSON on standard output.")
     var json = false
 
+    @Option(name: .customLong("fail-on"), help: ArgumentHelp(
+        "Failures that make the exit status 1: new (only files that failed for the first time), any, or never (\(Settings.failOn.defaultText)).",
+        valueName: "new|any|never"))
+    var failOn: String?
+
+    @OptionGroup var store: StoreOptions
     @OptionGroup(title: "Visualizer") var visualizer: VisualizerOptions
     @OptionGroup(title: "DJ profile") var profile: ProfileOptions
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
-        guard jobs >= 1 && jobs <= 256 else { throw ValidationError("--jobs must be between 1 and 256, got \(jobs)") }
+        if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs must be between 1 and 256, got \(jobs)") }
         guard (0...100).contains(pruneThreshold) else { throw ValidationError("--prune-threshold is a percentage, 0 to 100; got \(pruneThreshold)") }
+        if let failOn, FailurePolicy(rawValue: failOn) == nil { throw ValidationError("--fail-on must be new, any or never, not '\(failOn)'") }
     }
 
-    func run() throws {
+    var flags: [String: SettingValue] {
+        var values = visualizer.flags.merging(profile.flags) { a, _ in a }.merging(store.flags(library: library)) { a, _ in a }
+        if let jobs { values[Settings.jobs.key] = .int(jobs) }
+        if let vis { values[Settings.writeVis.key] = .bool(vis) }
+        if let dj { values[Settings.writeDJ.key] = .bool(dj) }
+        if let failOn { values[Settings.failOn.key] = .string(failOn) }
+        return values
+    }
+
+    func run() async throws {
         let logger = logging.makeLogger()
-        let both = !vis && !dj
-        let libraryPath = URL(fileURLWithPath: library).standardizedFileURL.path
-        let output = URL(fileURLWithPath: out ?? libraryPath + "/.naviscan").standardizedFileURL.path
-        var options = ScanOptions(
-            library: libraryPath, output: output,
-            visualizer: (vis || both) ? try visualizer.makeConfig() : nil,
-            profile: (dj || both) ? try profile.makeConfig() : nil,
-            jobs: jobs, force: force)
+        let loaded = try await StoreSettings.load(flags: flags, configFile: store.config.path, libraryArgument: library, command: "scan")
+        let (location, recorded, settings) = (loaded.location, loaded.recorded, loaded.settings)
+        guard let libraryPath = location.library else {
+            throw CLIError("which library? Give it as `naviscan scan ~/Music` or set 'library' in the config file")
+        }
+        let outputs = AnalysisSettings.outputs(settings)
+        let analysis = try AnalysisSettings(settings, outputs: outputs)
+        let jobs = settings.int(Settings.jobs) ?? ProcessInfo.processInfo.activeProcessorCount
+        guard (1...256).contains(jobs) else { throw CLIError("\(settings.origin(Settings.jobs)) must be between 1 and 256, got \(jobs)") }
+        let policyName = settings.string(Settings.failOn) ?? FailurePolicy.new.rawValue
+        guard let policy = FailurePolicy(rawValue: policyName) else {
+            throw CLIError("\(settings.origin(Settings.failOn)) must be new, any or never, not '\(policyName)'")
+        }
+        let parameters = AnalysisSettings.recorded(settings, outputs: outputs)
+        if let recorded, !quiet, !force {
+            let changes = RecordedParameters.differences(from: recorded, to: parameters)
+            if !changes.isEmpty {
+                let count = Self.tracksToReanalyse(databasePath: location.databasePath, analysis: analysis)
+                FileHandle.standardError.write(Data("naviscan: parameters changed (\(changes.joined(separator: ", "))): \(count) tracks will be re-analysed\n".utf8))
+            }
+        }
+
+        let failedBefore = RecordedParameters.failedPaths(databasePath: location.databasePath)
+        var options = ScanOptions(library: libraryPath, output: location.out, visualizer: analysis.visualizer,
+                                  profile: analysis.profile, jobs: jobs, force: force)
         options.retryFailed = retryFailed
         options.prune = prune
         options.pruneThreshold = pruneThreshold / 100
         options.rebuildStore = rebuildStore
         let scanner = LibraryScanner(options: options, logger: logger)
-
         let signals = Self.installStopHandlers(scanner)
         defer { withExtendedLifetime(signals) {} }
         let reporter = quiet ? nil : ProgressReporter(scanner: scanner)
         reporter?.start()
-        let summary: ScanSummary
+        var summary: ScanSummary
         do {
             summary = try scanner.run()
         } catch {
             reporter?.stop()
-            FileHandle.standardError.write(Data("naviscan: \(error)\n".utf8))
-            throw ExitCode((error as? LibraryError)?.isFault == true ? 3 : 2)
+            throw CLIError(UserMessage.describe(error), code: (error as? LibraryError)?.isFault == true ? 3 : 2)
         }
         reporter?.stop()
+        if let fault = summary.fault {
+            throw CLIError("stopped: \(fault)\nNothing stored was lost; \(summary.pending) tracks are left to analyse: "
+                + "fix this and run the scan again.", code: 3)
+        }
+        for i in summary.failures.indices where failedBefore.contains(summary.failures[i].relativePath) {
+            summary.failures[i].known = true
+        }
+        // The parameters are recorded once the scan has run, so an interrupted one resumes with them.
+        if let store = try? TrackStore(path: location.databasePath) {
+            try? RecordedParameters.write(parameters, to: store)
+            try? store.setMeta(RecordedParameters.lastScanMetaName, LastScan(summary: summary).json)
+            // An interrupted scan did not look at every file: what failed before still counts as known.
+            let failed = summary.failures.map(\.relativePath) + (summary.interrupted ? Array(failedBefore) : [])
+            try? RecordedParameters.writeFailedPaths(Array(Set(failed)), to: store)
+        }
+        let counted = summary.failures.filter { policy == .any || (policy == .new && !$0.known) }
+        let failing = !counted.isEmpty || summary.interrupted
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             FileHandle.standardOutput.write(try encoder.encode(summary) + Data("\n".utf8))
-        } else if !quiet || summary.failed > 0 {
-            FileHandle.standardError.write(Data(Self.describe(summary, library: libraryPath).utf8))
+        } else if !quiet || failing {
+            // --quiet prints the summary only with a failing status: cron mails only then.
+            FileHandle.standardError.write(Data(Self.describe(summary, library: libraryPath, out: location.out,
+                                                              explicitOut: settings.string(Settings.out) != nil).utf8))
         }
-        if let fault = summary.fault {
-            FileHandle.standardError.write(Data(("naviscan: stopped: \(fault)\nNothing stored was lost; "
-                + "\(summary.pending) tracks are left to analyse: fix this and run the scan again.\n").utf8))
-            throw ExitCode(3)
-        }
-        if summary.failed > 0 || summary.interrupted { throw ExitCode(1) }
+        if failing { throw ExitCode(1) }
+    }
+
+    /// Tracks whose stored outputs were made with other parameters than `analysis` asks for.
+    static func tracksToReanalyse(databasePath: String, analysis: AnalysisSettings) -> Int {
+        guard let tracks = try? TrackStore(path: databasePath).allTracks() else { return 0 }
+        let vis = analysis.visualizer.map(AnalysisFingerprint.visualizer)
+        let profile = analysis.profile.map(AnalysisFingerprint.profile)
+        return tracks.filter { track in
+            track.status == .ok && ((vis != nil && track.visFingerprint != vis) || (profile != nil && track.profileFingerprint != profile))
+        }.count
     }
 
     /// First SIGINT/SIGTERM: stop handing out work and finish with a summary. Second: leave at once
@@ -127,11 +191,19 @@ struct ScanCommand: ParsableCommand {
         }
     }
 
-    static func describe(_ s: ScanSummary, library: String) -> String {
+    static func describe(_ s: ScanSummary, library: String, out: String, explicitOut: Bool) -> String {
         var text = "\(library): \(s.total) audio files: \(s.analysed) analysed, \(s.unchanged) unchanged, \(s.failed) failed, "
             + "\(s.unsupported) unsupported, \(s.pruned) removed from the store\n"
-        text += String(format: "%.2f h of audio analysed in %@ (%.0fx realtime)%@\n", s.audioSeconds / 3600,
-                       formatClock(s.wallSeconds), s.realtimeFactor, s.interrupted ? "; interrupted, run again to resume" : "")
+        if s.analysed > 0 {
+            text += String(format: "%.2f h of audio analysed in %@ (%.0fx realtime)\n", s.audioSeconds / 3600,
+                           formatClock(s.wallSeconds), s.realtimeFactor)
+        }
+        if !s.failures.isEmpty {
+            let known = s.failures.filter(\.known).count
+            text += "Failed" + (known > 0 ? " (\(known) already in earlier runs):\n" : ":\n")
+            for f in s.failures.prefix(10) { text += "  \(f.relativePath): \(f.reason)\(f.known ? " (known)" : "")\n" }
+            if s.failures.count > 10 { text += "  … and \(s.failures.count - 10) more (`naviscan status` lists all)\n" }
+        }
         if s.relinked > 0 { text += "\(s.relinked) moved or renamed files kept their analysis\n" }
         if let held = s.pruneHeldBack {
             text += "Kept \(s.keptMissing) tracks that are gone from the library, as missing: \(held). "
@@ -139,17 +211,45 @@ struct ScanCommand: ParsableCommand {
         }
         if s.unverified > 0 { text += "\(s.unverified) stored tracks are in folders that could not be read this time; they were kept\n" }
         if let aside = s.storeSetAside { text += "The damaged store was moved to \(aside)\n" }
-        if !s.failures.isEmpty {
-            text += "Failed:\n"
-            for f in s.failures.prefix(10) { text += "  \(f.relativePath): \(f.reason)\n" }
-            if s.failures.count > 10 { text += "  … and \(s.failures.count - 10) more (--json lists all)\n" }
-        }
         if !s.unsupportedFiles.isEmpty {
             text += "Unsupported formats (not analysed): \(s.unsupportedFiles.prefix(3).joined(separator: ", "))"
                 + (s.unsupportedFiles.count > 3 ? " and \(s.unsupportedFiles.count - 3) more" : "") + "\n"
         }
+        let outArgument = explicitOut ? " --out \(shellQuoted(out))" : ""
+        text += "Results: \(out) (naviscan.db, profiles/, vis/)\n"
+        if s.interrupted {
+            text += "Interrupted: \(s.pending) files not analysed yet; run the same command again to resume.\n"
+        } else {
+            text += "Next: `naviscan serve --library \(shellQuoted(library))\(outArgument)` serves them to players; "
+                + "`naviscan status\(explicitOut ? outArgument : " " + shellQuoted(library))` shows the store.\n"
+        }
         return text
     }
+}
+
+/// The last scan as the store records it, for `naviscan status`.
+struct LastScan: Codable {
+    var finishedAt: String
+    var analysed: Int
+    var failed: Int
+    var pending: Int
+    var interrupted: Bool
+
+    init(summary: ScanSummary) {
+        finishedAt = TrackProfile.timestamp(Date())
+        analysed = summary.analysed
+        failed = summary.failed
+        pending = summary.pending
+        interrupted = summary.interrupted
+    }
+
+    enum CodingKeys: String, CodingKey { case finishedAt = "finished_at", analysed, failed, pending, interrupted }
+
+    var json: String { String(decoding: (try? JSONEncoder().encode(self)) ?? Data("{}".utf8), as: UTF8.self) }
+}
+
+func shellQuoted(_ path: String) -> String {
+    path.allSatisfy { $0.isLetter || $0.isNumber || "/._-~+".contains($0) } ? path : "'" + path.replacingOccurrences(of: "'", with: "'\\''") + "'"
 }
 
 func formatClock(_ seconds: Double) -> String {

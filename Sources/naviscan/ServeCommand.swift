@@ -1,38 +1,63 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NaviscanLibrary
 import NaviscanServer
+import NIOCore
 
 /// `naviscan serve`: the companion API's read endpoints over a scan's store.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Serve profiles and visualizer frames over HTTP (the companion API's read endpoints).",
-        discussion: "--data defaults to LIBRARY/.naviscan for the library given with --library, the same place `scan` writes."
-    )
+        discussion: """
+            --out defaults to LIBRARY/.naviscan for the library given with --library (or 'library' in the \
+            config file), the same place `scan` writes. --data is the same as --out. Ctrl-C or SIGTERM stops \
+            it cleanly.
 
-    @Option(help: "The scan's output directory (naviscan.db, profiles/, vis/).")
-    var data: String?
+            Examples:
+              naviscan serve --library ~/Music
+              naviscan serve -o /srv/naviscan --host 0.0.0.0 --port 8080
+            """
+    )
 
     @Option(help: "The music library (default: the one the last scan recorded in the store).")
     var library: String?
 
-    @Option(help: "Address to bind; loopback unless told otherwise.")
-    var host: String = "127.0.0.1"
+    @Option(help: ArgumentHelp("Address to bind; loopback unless told otherwise (\(Settings.host.defaultText)).", valueName: "address"))
+    var host: String?
 
-    @Option(help: "TCP port.")
-    var port: Int = 8000
+    @Option(help: ArgumentHelp("TCP port (\(Settings.port.defaultText)).", valueName: "port"))
+    var port: Int?
 
-    @Option(help: "Worker threads for POST /visualizer/precompute.")
-    var jobs: Int = 1
+    @Option(name: .shortAndLong, help: ArgumentHelp("Worker threads for POST /visualizer/precompute (\(Settings.serveJobs.defaultText))."))
+    var jobs: Int?
+
+    @OptionGroup var store: StoreOptions
 
     func validate() throws {
-        guard data != nil || library != nil else { throw ValidationError("give --data DIR, or --library LIBRARY to use LIBRARY/.naviscan") }
-        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535") }
-        guard jobs >= 1 && jobs <= 64 else { throw ValidationError("--jobs must be 1…64") }
+        if let port, !(0...65_535).contains(port) { throw ValidationError("--port must be 0…65535") }
+        if let jobs, !(1...64).contains(jobs) { throw ValidationError("--jobs must be 1…64") }
+    }
+
+    var flags: [String: SettingValue] {
+        var values = store.flags(library: library)
+        if let host { values[Settings.host.key] = .string(host) }
+        if let port { values[Settings.port.key] = .int(port) }
+        if let jobs { values[Settings.serveJobs.key] = .int(jobs) }
+        return values
     }
 
     func run() async throws {
+        // Precompute analyses with the parameters the store's scans recorded.
+        let loaded = try await StoreSettings.load(flags: flags, configFile: store.config.path, libraryArgument: nil, command: "serve --library")
+        let (location, settings) = (loaded.location, loaded.settings)
+        let host = settings.string(Settings.host) ?? "127.0.0.1"
+        let port = settings.int(Settings.port) ?? 8000
+        guard (0...65_535).contains(port) else { throw CLIError("\(settings.origin(Settings.port)) must be 0…65535, got \(port)") }
+        let jobs = settings.int(Settings.serveJobs) ?? 1
+        guard (1...64).contains(jobs) else { throw CLIError("\(settings.origin(Settings.serveJobs)) must be 1…64, got \(jobs)") }
+
         // Request lines are logged at info: the server logs at info unless told otherwise.
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -40,11 +65,10 @@ struct ServeCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "naviscan.serve")
-        let libraryPath = library.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
-        var configuration = ServerConfiguration(
-            dataDirectory: URL(fileURLWithPath: data ?? libraryPath! + "/.naviscan").standardizedFileURL.path,
-            library: libraryPath, host: host, port: port)
+        var configuration = ServerConfiguration(dataDirectory: location.out, library: location.library, host: host, port: port)
         configuration.precomputeJobs = jobs
+        configuration.visualizer = try AnalysisSettings.visualizer(settings)
+        configuration.profile = try AnalysisSettings.profile(settings)
         do {
             let host = self.host
             let app = try NaviscanAPI.makeApplication(configuration: configuration, logger: logger) { port in
@@ -53,8 +77,27 @@ struct ServeCommand: AsyncParsableCommand {
             }
             try await app.runService()
         } catch {
-            FileHandle.standardError.write(Data("naviscan: \(error)\n".utf8))
-            throw ExitCode(2)
+            throw CLIError(Self.describe(error, host: host, port: port))
         }
+    }
+
+    /// Socket errors in words: which address, what to do.
+    static func describe(_ error: Error, host: String, port: Int) -> String {
+        if let io = error as? IOError {
+            switch io.errnoCode {
+            case EADDRINUSE:
+                return "port \(port) on \(host) is already in use (another naviscan serve, or another server); stop it or pass --port N"
+            case EACCES:
+                return "no permission to listen on port \(port) (ports below 1024 need root or CAP_NET_BIND_SERVICE); pass --port 8000 or higher"
+            case EADDRNOTAVAIL:
+                return "cannot listen on \(host): it is not an address of this machine; pass --host 127.0.0.1, or 0.0.0.0 for every interface"
+            default:
+                return "cannot listen on \(host):\(port): \(String(cString: strerror(io.errnoCode)))"
+            }
+        }
+        if error is SocketAddressError || error is SocketAddressError.UnknownHost {
+            return "cannot listen on \(host):\(port): '\(host)' is not a known host name or address; pass --host 127.0.0.1 or 0.0.0.0"
+        }
+        return UserMessage.describe(error)
     }
 }

@@ -1,36 +1,30 @@
 import ArgumentParser
-import NaviscanCore
 
-/// The visualizer parameters a user can set, shared by the commands that write frames.
+/// The visualizer parameters as flags; unset ones come from the environment, the config file, the
+/// store or the defaults (see `Settings`).
 struct VisualizerOptions: ParsableArguments {
-    @Option(help: "Frames per second of audio.")
-    var fps: Double = 30
+    @Option(help: ArgumentHelp(Settings.fps.summary + " (\(Settings.fps.defaultText))"))
+    var fps: Double?
 
-    @Option(help: "Number of log-spaced frequency bands.")
-    var bands: Int = 64
+    @Option(help: ArgumentHelp(Settings.bands.summary + " (\(Settings.bands.defaultText))"))
+    var bands: Int?
 
-    @Option(name: .customLong("min-hz"), help: "Lower edge of the lowest band, in Hz.")
-    var minHz: Double = 40
+    @Option(name: .customLong("min-hz"), help: ArgumentHelp(Settings.minHz.summary + " (\(Settings.minHz.defaultText))"))
+    var minHz: Double?
 
-    @Option(name: .customLong("max-hz"), help: "Upper edge of the highest band, in Hz.")
-    var maxHz: Double = 16_000
+    @Option(name: .customLong("max-hz"), help: ArgumentHelp(Settings.maxHz.summary + " (\(Settings.maxHz.defaultText))"))
+    var maxHz: Double?
 
-    @Option(help: "Stored value type: f32, f16 or u8.")
-    var encoding: String = "f32"
+    @Option(help: ArgumentHelp(Settings.encoding.summary + " (\(Settings.encoding.defaultText))"))
+    var encoding: String?
 
-    func makeConfig() throws -> VisualizerConfig {
-        var config = VisualizerConfig()
-        config.fps = fps
-        config.bandCount = bands
-        config.minHz = minHz
-        config.maxHz = maxHz
-        guard let enc = VisSampleEncoding(name: encoding) else {
-            throw ValidationError("--encoding must be f32, f16 or u8, not '\(encoding)'")
-        }
-        config.encoding = enc
-        do { try config.validate() } catch { throw ValidationError("\(error)") }
-        return config
+    var flags: [String: SettingValue] {
+        var values: [String: SettingValue] = [:]
+        if let fps { values[Settings.fps.key] = .double(fps) }
+        if let bands { values[Settings.bands.key] = .int(bands) }
+        if let minHz { values[Settings.minHz.key] = .double(minHz) }
+        if let maxHz { values[Settings.maxHz.key] = .double(maxHz) }
+        if let encoding { values[Settings.encoding.key] = .string(encoding) }
+        return values
     }
-
-    func validate() throws { _ = try makeConfig() }
 }

@@ -41,16 +41,16 @@ public final class TrackAnalyzer {
 
     /// Decodes `path` once; writes visualizer frames to `visOutput` when the options ask for them.
     /// `isCancelled` is polled once per block; when it returns true the analysis stops with
-    /// `AnalysisCancelled` and nothing is written.
+    /// `AnalysisCancelled` and nothing is written. `onDecoded` hears of each decoded block (seconds).
     public func analyze(path: String, visOutput: String? = nil, durability: AtomicFile.Durability = .immediate,
-                        isCancelled: () -> Bool = { false }) throws -> TrackAnalysis {
+                        isCancelled: () -> Bool = { false }, onDecoded: (Double) -> Void = { _ in }) throws -> TrackAnalysis {
         let decoder = try AudioDecoderFactory.open(path: path)
         var writer: VisFrameWriter?
         if let config = options.visualizer, let visOutput {
             writer = try VisFrameWriter(path: visOutput, config: config, durability: durability)
         }
         let result: TrackAnalysis
-        do { result = try analyze(decoder: decoder, visSink: writer, isCancelled: isCancelled) } catch let error as LoudnessError {
+        do { result = try analyze(decoder: decoder, visSink: writer, isCancelled: isCancelled, onDecoded: onDecoded) } catch let error as LoudnessError {
             // The loop does not know the path; every message a user sees names the file.
             throw DecodeError.unsupportedStream(path: path, reason: "\(error)")
         } catch let error as ResamplerError {
@@ -66,7 +66,8 @@ public final class TrackAnalyzer {
     }
 
     /// The decode loop over an open decoder; frames go to `visSink` when visualizer options are set.
-    public func analyze(decoder: AudioDecoder, visSink: VisFrameSink?, isCancelled: () -> Bool = { false }) throws -> TrackAnalysis {
+    public func analyze(decoder: AudioDecoder, visSink: VisFrameSink?, isCancelled: () -> Bool = { false },
+                        onDecoded: (Double) -> Void = { _ in }) throws -> TrackAnalysis {
         let started = ContinuousClock.now
         let info = decoder.info
         let blockFrames = options.blockFrames
@@ -99,6 +100,7 @@ public final class TrackAnalyzer {
             let n = try decoder.read(into: block, maxFrames: blockFrames)
             if n == 0 { break }
             decoded += Int64(n)
+            onDecoded(Double(n) / Double(info.sampleRate))
             let audio = AudioBlock(samples: block, frameCount: n, channels: info.channels)
             if let loudness, let loudnessResampler {
                 loudnessResampler.process(UnsafeBufferPointer(start: block, count: n * info.channels)) { resampled in

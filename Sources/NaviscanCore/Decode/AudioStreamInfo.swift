@@ -7,6 +7,9 @@ public struct AudioStreamInfo: Sendable, Equatable {
     /// Exact number of sample frames, when the container states it reliably
     /// (WAV, AIFF, FLAC with STREAMINFO, MP3 with a LAME/Xing header); nil when only an estimate exists.
     public var frameCount: Int64?
+    /// The headers' length when they promise nothing exact (MP3 without a Xing/LAME header, from
+    /// the bitrate; Ogg, from the last granule): good enough for progress, never for checks.
+    public var estimatedFrameCount: Int64?
     /// Codec name: "mp3", "mp2", "flac", "vorbis", "opus", "pcm_s16", "pcm_s24", "pcm_s32", "pcm_f32", ...
     public var codec: String
     /// Container: "mp3", "flac", "wav", "aiff", "ogg".
@@ -27,6 +30,11 @@ public struct AudioStreamInfo: Sendable, Equatable {
     /// Duration in seconds from `frameCount`, when known.
     public var duration: Double? {
         frameCount.map { Double($0) / Double(sampleRate) }
+    }
+
+    /// Duration in seconds, exact or estimated from the headers.
+    public var estimatedDuration: Double? {
+        (frameCount ?? estimatedFrameCount).map { Double($0) / Double(sampleRate) }
     }
 }
 

@@ -60,9 +60,11 @@ public final class Mpg123Decoder: AudioDecoder {
 
         let length = naviscan_mpg123_length(mh)
         let exact = naviscan_mpg123_accurate(mh) != 0 && length > 0
-        info = AudioStreamInfo(sampleRate: rate, channels: Int(channels),
-                               frameCount: exact ? Int64(length) : nil,
-                               codec: layer == 2 ? "mp2" : "mp3", container: "mp3")
+        var info = AudioStreamInfo(sampleRate: rate, channels: Int(channels),
+                                   frameCount: exact ? Int64(length) : nil,
+                                   codec: layer == 2 ? "mp2" : "mp3", container: "mp3")
+        if !exact && length > 0 { info.estimatedFrameCount = Int64(length) }
+        self.info = info
     }
 
     deinit {

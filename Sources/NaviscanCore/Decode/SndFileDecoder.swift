@@ -29,11 +29,13 @@ public final class SndFileDecoder: AudioDecoder {
         // Vorbis/Opus lengths come from the last granule position: good, but not a header promise.
         let exact = codec != "vorbis" && codec != "opus"
         checksSampleRange = sub == Int(SF_FORMAT_FLOAT) || sub == Int(SF_FORMAT_DOUBLE)
-        info = AudioStreamInfo(
+        var info = AudioStreamInfo(
             sampleRate: Int(sfInfo.samplerate), channels: Int(sfInfo.channels),
             frameCount: exact && sfInfo.frames >= 0 ? Int64(sfInfo.frames) : nil,
             codec: codec, container: container,
             channelLayout: Self.channelLayout(handle, channels: Int(sfInfo.channels)))
+        if !exact && sfInfo.frames > 0 { info.estimatedFrameCount = Int64(sfInfo.frames) }
+        self.info = info
     }
 
     deinit { if let file { sf_close(file) } }

@@ -1,0 +1,86 @@
+import Foundation
+import NaviscanCore
+
+/// The analysis a scan or `analyze` runs, built from resolved settings; every bad value is named
+/// where it came from (a flag, a variable, the file or the store).
+struct AnalysisSettings: Equatable {
+    var visualizer: VisualizerConfig?
+    var profile: ProfileConfig?
+
+    init(_ config: EffectiveConfiguration, outputs: (vis: Bool, dj: Bool)) throws {
+        visualizer = outputs.vis ? try Self.visualizer(config) : nil
+        profile = outputs.dj ? try Self.profile(config) : nil
+    }
+
+    /// Which outputs to write. `--vis` and `--dj` go together: the source with the highest
+    /// precedence that sets either decides both (unset there means off); with neither set anywhere,
+    /// both are written.
+    static func outputs(_ config: EffectiveConfiguration) -> (vis: Bool, dj: Bool) {
+        let vis = config[Settings.writeVis], dj = config[Settings.writeDJ]
+        let deciding = [vis, dj].filter { $0.value != nil }.map(\.source)
+        guard let top = deciding.min(by: { rank($0) < rank($1) }) else { return (true, true) }
+        let v = vis.source == top ? config.bool(Settings.writeVis) ?? false : false
+        let d = dj.source == top ? config.bool(Settings.writeDJ) ?? false : false
+        return v || d ? (v, d) : (true, true)
+    }
+
+    private static func rank(_ source: SettingSource) -> Int {
+        switch source {
+        case .flag: return 0
+        case .environment: return 1
+        case .file: return 2
+        case .store: return 3
+        case .defaultValue: return 4
+        }
+    }
+
+    static func visualizer(_ config: EffectiveConfiguration) throws -> VisualizerConfig {
+        var v = VisualizerConfig()
+        v.fps = config.double(Settings.fps) ?? v.fps
+        v.bandCount = config.int(Settings.bands) ?? v.bandCount
+        v.minHz = config.double(Settings.minHz) ?? v.minHz
+        v.maxHz = config.double(Settings.maxHz) ?? v.maxHz
+        let name = config.string(Settings.encoding) ?? v.encoding.name
+        guard let encoding = VisSampleEncoding(name: name) else {
+            throw CLIError("\(config.origin(Settings.encoding)) must be f32, f16 or u8, not '\(name)'")
+        }
+        v.encoding = encoding
+        do { try v.validate() } catch {
+            let origins = [Settings.fps, Settings.bands, Settings.minHz, Settings.maxHz].map { config.origin($0) }
+            throw CLIError("\(error) (from \(origins.joined(separator: ", ")))")
+        }
+        return v
+    }
+
+    static func profile(_ config: EffectiveConfiguration) throws -> ProfileConfig {
+        var p = ProfileConfig()
+        let reference = config.double(Settings.referenceLUFS) ?? p.referenceLUFS
+        guard reference.isFinite, (-70...0).contains(reference) else {
+            throw CLIError("\(config.origin(Settings.referenceLUFS)) must be between -70 and 0 LUFS, got \(reference)")
+        }
+        p.referenceLUFS = reference
+        let threshold = config.double(Settings.silenceThreshold) ?? p.silence.thresholdDB
+        guard threshold.isFinite, (-120 ... -10).contains(threshold) else {
+            throw CLIError("\(config.origin(Settings.silenceThreshold)) must be between -120 and -10 dBFS, got \(threshold)")
+        }
+        p.silence.thresholdDB = threshold
+        let range = config.string(Settings.bpmRange) ?? ""
+        let parts = range.split(separator: "-").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard parts.count == 2, parts[0] >= 20, parts[1] <= 400, parts[1] >= parts[0] * 2 else {
+            throw CLIError("\(config.origin(Settings.bpmRange)) must be MIN-MAX with 20 <= MIN, MAX <= 400 and MAX >= 2 x MIN (one full octave), got '\(range)'")
+        }
+        p.tempo.minBPM = parts[0]
+        p.tempo.maxBPM = parts[1]
+        p.loudness.truePeak = config.bool(Settings.truePeak) ?? p.loudness.truePeak
+        return p
+    }
+
+    /// The values a store records for its next plain re-scan: the outputs and their parameters.
+    static func recorded(_ config: EffectiveConfiguration, outputs: (vis: Bool, dj: Bool)) -> [String: SettingValue] {
+        var values: [String: SettingValue] = [Settings.writeVis.key: .bool(outputs.vis), Settings.writeDJ.key: .bool(outputs.dj)]
+        for setting in Settings.analysis where setting != Settings.writeVis && setting != Settings.writeDJ {
+            if let value = config[setting].value { values[setting.key] = value }
+        }
+        return values
+    }
+}

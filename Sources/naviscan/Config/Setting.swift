@@ -1,0 +1,120 @@
+import Foundation
+import NaviscanCore
+
+/// A value of a setting, typed as the config file and the flags give it.
+enum SettingValue: Equatable, Sendable, CustomStringConvertible {
+    case string(String)
+    case int(Int)
+    case double(Double)
+    case bool(Bool)
+
+    var description: String {
+        switch self {
+        case .string(let s): return s
+        case .int(let i): return String(i)
+        case .double(let d): return d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : String(d)
+        case .bool(let b): return b ? "true" : "false"
+        }
+    }
+
+    /// The value as JSON would hold it (for --json output and the store's record).
+    var jsonObject: Any {
+        switch self {
+        case .string(let s): return s
+        case .int(let i): return i
+        case .double(let d): return d
+        case .bool(let b): return b
+        }
+    }
+}
+
+/// One option naviscan reads from a flag, a NAVISCAN_* variable or the config file. The key is the
+/// config file's key (a dot nests: `serve.port` is `{"serve": {"port": …}}`), the flag is its last
+/// part (`--port`), the variable is NAVISCAN_ and the key in capitals with `_` for `.` and `-`.
+struct Setting: Sendable, Hashable {
+    enum Kind: Sendable { case string, int, double, bool }
+
+    let key: String
+    let kind: Kind
+    /// nil when the default depends on another setting (out: LIBRARY/.naviscan) or there is none.
+    let defaultValue: SettingValue?
+    /// What the default means when `defaultValue` is nil.
+    let defaultNote: String?
+    let summary: String
+
+    init(_ key: String, _ kind: Kind, default defaultValue: SettingValue?, note: String? = nil, _ summary: String) {
+        self.key = key
+        self.kind = kind
+        self.defaultValue = defaultValue
+        self.defaultNote = note
+        self.summary = summary
+    }
+
+    var environmentName: String {
+        "NAVISCAN_" + String(key.uppercased().map { $0.isLetter || $0.isNumber ? $0 : "_" })
+    }
+
+    var flag: String { "--" + (key.split(separator: ".").last.map(String.init) ?? key) }
+
+    /// "(default: 30)" for help texts, from the one table below.
+    var defaultText: String {
+        if let defaultValue { return "default: \(defaultValue)" }
+        return defaultNote.map { "default: \($0)" } ?? "no default"
+    }
+
+    static func == (a: Setting, b: Setting) -> Bool { a.key == b.key }
+    func hash(into hasher: inout Hasher) { hasher.combine(key) }
+}
+
+/// Every setting and its one default. The analysis defaults are the analysers' own
+/// (`VisualizerConfig()`, `ProfileConfig()`), so the CLI cannot drift from them.
+enum Settings {
+    private static let vis = VisualizerConfig()
+    private static let profile = ProfileConfig()
+
+    static let library = Setting("library", .string, default: nil, note: "none; give it on the command line",
+                                 "The music library folder.")
+    static let out = Setting("out", .string, default: nil, note: "LIBRARY/.naviscan",
+                             "Where results go: naviscan.db, profiles/, vis/.")
+    static let jobs = Setting("jobs", .int, default: .int(ProcessInfo.processInfo.activeProcessorCount),
+                              "Worker threads of a scan (one per core).")
+    static let writeVis = Setting("vis", .bool, default: nil, note: "both outputs when neither is set",
+                                  "Write visualizer frames.")
+    static let writeDJ = Setting("dj", .bool, default: nil, note: "both outputs when neither is set",
+                                 "Write DJ profiles.")
+    static let failOn = Setting("fail-on", .string, default: .string(FailurePolicy.new.rawValue),
+                                "Which failures make a scan exit with status 1: new, any or never.")
+    static let fps = Setting("fps", .double, default: .double(vis.fps), "Visualizer frames per second of audio.")
+    static let bands = Setting("bands", .int, default: .int(vis.bandCount), "Log-spaced frequency bands per frame.")
+    static let minHz = Setting("min-hz", .double, default: .double(vis.minHz), "Lower edge of the lowest band, in Hz.")
+    static let maxHz = Setting("max-hz", .double, default: .double(vis.maxHz), "Upper edge of the highest band, in Hz.")
+    static let encoding = Setting("encoding", .string, default: .string(vis.encoding.name),
+                                  "Stored frame value type: f32, f16 or u8.")
+    static let referenceLUFS = Setting("reference-lufs", .double, default: .double(profile.referenceLUFS),
+                                       "Loudness the gain targets: gain_db = reference - lufs (ReplayGain 2.0: -18).")
+    static let silenceThreshold = Setting("silence-threshold", .double, default: .double(profile.silence.thresholdDB),
+                                          "Silence threshold in dBFS (sample peak across channels).")
+    static let bpmRange = Setting("bpm-range", .string,
+                                  default: .string("\(Int(profile.tempo.minBPM))-\(Int(profile.tempo.maxBPM))"),
+                                  "Range reported tempi lie in, as MIN-MAX BPM.")
+    static let truePeak = Setting("true-peak", .bool, default: .bool(profile.loudness.truePeak),
+                                  "Also measure the true peak (dBTP); slower.")
+    static let host = Setting("serve.host", .string, default: .string("127.0.0.1"),
+                              "Address `serve` binds; loopback unless told otherwise.")
+    static let port = Setting("serve.port", .int, default: .int(8000), "TCP port of `serve`.")
+    static let serveJobs = Setting("serve.jobs", .int, default: .int(1),
+                                   "Worker threads of `serve` for POST /visualizer/precompute.")
+
+    /// The analysis parameters a store records, so a plain re-scan reuses them.
+    static let analysis: [Setting] = [writeVis, writeDJ, fps, bands, minHz, maxHz, encoding,
+                                      referenceLUFS, silenceThreshold, bpmRange, truePeak]
+    static let all: [Setting] = [library, out, jobs, failOn] + analysis + [host, port, serveJobs]
+}
+
+/// `--fail-on`: which failures turn a scan's exit status to 1.
+enum FailurePolicy: String, CaseIterable, Sendable {
+    /// Failures first seen in this run (files that failed before are listed, not counted).
+    case new
+    case any
+    case never
+}

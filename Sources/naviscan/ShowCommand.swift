@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import NaviscanLibrary
+
+/// `naviscan show PATH`: one track's stored facts and profile, found by its path in the library.
+struct ShowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "Show one track's stored profile and facts, by its path.",
+        discussion: """
+            PATH is the audio file (absolute, or relative to the current directory), or its path inside the \
+            library. The store is found from --out or --library, the config file, or the nearest \
+            folder above the file that holds .naviscan/naviscan.db.
+
+            Examples:
+              naviscan show ~/Music/Artist/Album/01\\ Track.flac
+              naviscan show "Artist/Album/01 Track.flac" --library ~/Music --json
+            """
+    )
+
+    @Argument(help: "The track.")
+    var path: String
+
+    @Option(help: "The music library.")
+    var library: String?
+
+    @Flag(help: "Print the stored row and the profile as JSON.")
+    var json = false
+
+    @OptionGroup var store: StoreOptions
+
+    func run() async throws {
+        let settings = try await EffectiveConfiguration.load(flags: store.flags(library: library), configFile: store.config.path)
+        let absolute = StoreLocation.standardized(path)
+        let configured = try? StoreLocation.resolve(libraryArgument: nil, config: settings, command: "show")
+        guard let location = configured ?? Self.enclosingStore(of: absolute) else {
+            throw CLIError("no store found for \(path): pass --library LIBRARY or --out DIR")
+        }
+        guard FileManager.default.fileExists(atPath: location.databasePath) else {
+            throw CLIError("no store at \(location.out); run `naviscan scan LIBRARY` first")
+        }
+        let trackStore: TrackStore
+        do { trackStore = try TrackStore(path: location.databasePath) } catch { throw CLIError(UserMessage.describe(error)) }
+        let root = try location.library ?? trackStore.libraryRoot()
+        var relative = path
+        if let root, absolute.hasPrefix(root + "/") { relative = String(absolute.dropFirst(root.count + 1)) }
+        guard let track = try await trackStore.track(relativePath: relative) else {
+            throw CLIError("\(relative) is not in the store \(location.out) (library \(root ?? "unknown")); `naviscan scan` adds new files, `naviscan status` lists what is there", code: 1)
+        }
+        let layout = OutputLayout(root: location.out)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            var object = try JSONSerialization.jsonObject(with: encoder.encode(track)) as! [String: Any]
+            object["profile_json"] = nil
+            object["profile"] = track.profileJSON.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) } ?? NSNull()
+            object["vis_file"] = track.visFingerprint != nil ? layout.visPath(key: track.key) : NSNull()
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+            FileHandle.standardOutput.write(data + Data("\n".utf8))
+            return
+        }
+        print("track:       \(track.relativePath)")
+        print("status:      \(track.status.rawValue)" + (track.errorMessage.map { " (\($0))" } ?? ""))
+        if let codec = track.codec, let rate = track.sampleRate, let channels = track.channels {
+            print("stream:      \(codec), \(rate) Hz, \(channels) ch" + (track.duration.map { ", \(formatDuration($0))" } ?? ""))
+        }
+        print("analysed:    \(track.analyzedAt) by naviscan \(track.analyzerVersion)")
+        if let lufs = track.lufs, let gain = track.gainDB { print(String(format: "loudness:    %.2f LUFS, gain %+.2f dB", lufs, gain)) }
+        if let bpm = track.bpm { print(String(format: "tempo:       %.1f BPM (confidence %.2f)", bpm, track.bpmConfidence ?? 0)) }
+        if let end = track.silenceEnd, let start = track.silenceStart {
+            print(String(format: "sound:       from %.2f s to %.2f s", end, start) + (track.silent == true ? " (silent track)" : ""))
+        }
+        if track.profileFingerprint != nil { print("profile:     \(layout.profilePath(key: track.key))") }
+        if track.visFingerprint != nil { print("frames:      \(layout.visPath(key: track.key))") }
+        if let profile = track.profileJSON { print(profile) }
+    }
+
+    /// The nearest folder above `file` holding .naviscan/naviscan.db: the default layout of a scan.
+    static func enclosingStore(of file: String) -> StoreLocation? {
+        var directory = (file as NSString).deletingLastPathComponent
+        while !directory.isEmpty {
+            if FileManager.default.fileExists(atPath: directory + "/.naviscan/naviscan.db") {
+                return StoreLocation(library: directory, out: directory + "/.naviscan")
+            }
+            if directory == "/" { break }
+            directory = (directory as NSString).deletingLastPathComponent
+        }
+        return nil
+    }
+}

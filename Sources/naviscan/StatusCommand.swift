@@ -1,0 +1,141 @@
+import ArgumentParser
+import Foundation
+import NaviscanCore
+import NaviscanLibrary
+
+/// `naviscan status`: what a store holds, what failed and why, what a plain re-scan would do.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show a store: tracks analysed, failed, unsupported and pending, the last scan, disk used.",
+        discussion: """
+            Pending counts the library's files a plain `naviscan scan` would analyse now: new, changed, or \
+            made with other parameters. It walks the library when it is reachable.
+
+            Examples:
+              naviscan status ~/Music
+              naviscan status -o /srv/naviscan --json
+            """
+    )
+
+    @Argument(help: "The music library (its store is LIBRARY/.naviscan unless --out says otherwise).")
+    var library: String?
+
+    @Flag(help: "Print as JSON.")
+    var json = false
+
+    @OptionGroup var store: StoreOptions
+
+    struct Report: Encodable {
+        struct Failure: Encodable { var relativePath: String; var reason: String
+            enum CodingKeys: String, CodingKey { case relativePath = "relative_path", reason } }
+        var store: String
+        var library: String?
+        var analysed = 0
+        var failed = 0
+        var unsupported: Int?
+        var pending: Int?
+        var lastScan: LastScan?
+        var parameters: [String: String] = [:]
+        var diskBytes: [String: Int64] = [:]
+        var failures: [Failure] = []
+
+        enum CodingKeys: String, CodingKey {
+            case store, library, analysed, failed, unsupported, pending, lastScan = "last_scan", parameters
+            case diskBytes = "disk_bytes", failures
+        }
+    }
+
+    func run() async throws {
+        let loaded = try await StoreSettings.load(flags: store.flags(library: library), configFile: store.config.path,
+                                                  libraryArgument: library, command: "status")
+        let location = loaded.location
+        guard FileManager.default.fileExists(atPath: location.databasePath) else {
+            throw CLIError("no store at \(location.out); run `naviscan scan LIBRARY` first (or pass --out DIR where a scan wrote its results)")
+        }
+        let trackStore: TrackStore
+        do { trackStore = try TrackStore(path: location.databasePath) } catch { throw CLIError(UserMessage.describe(error)) }
+        let tracks = try trackStore.allTracks()
+        var report = Report(store: location.out)
+        report.library = location.library ?? (try? trackStore.libraryRoot()) ?? nil
+        report.analysed = tracks.filter { $0.status == .ok }.count
+        let failures = tracks.filter { $0.status == .failed }.sorted { $0.relativePath < $1.relativePath }
+        report.failed = failures.count
+        report.failures = failures.map { Report.Failure(relativePath: $0.relativePath, reason: $0.errorMessage ?? "failed") }
+        if let text = try trackStore.meta(RecordedParameters.lastScanMetaName) {
+            report.lastScan = try? JSONDecoder().decode(LastScan.self, from: Data(text.utf8))
+        }
+        report.parameters = (loaded.recorded ?? [:]).mapValues(\.description)
+        report.diskBytes = Self.diskUse(location.out)
+
+        // Pending: what a plain re-scan would analyse, with the parameters it would use.
+        if let libraryRoot = report.library, FileManager.default.fileExists(atPath: libraryRoot),
+           let listing = try? LibraryWalker(root: libraryRoot, excluding: [location.out]).walk() {
+            let settings = loaded.settings
+            let analysis = try AnalysisSettings(settings, outputs: AnalysisSettings.outputs(settings))
+            let vis = analysis.visualizer.map(AnalysisFingerprint.visualizer)
+            let profile = analysis.profile.map(AnalysisFingerprint.profile)
+            let stored = Dictionary(uniqueKeysWithValues: tracks.map { ($0.relativePath, $0) })
+            report.unsupported = listing.unsupported.count
+            report.pending = listing.files.filter { file in
+                guard let track = stored[file.relativePath] else { return true }
+                if track.size != file.size || track.mtime != file.mtime || track.analyzerVersion != NaviscanVersion.version { return true }
+                if track.status == .failed { return false }
+                return (vis != nil && track.visFingerprint != vis) || (profile != nil && track.profileFingerprint != profile)
+            }.count
+        }
+
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            FileHandle.standardOutput.write(try encoder.encode(report) + Data("\n".utf8))
+            return
+        }
+        print("store:       \(report.store)")
+        print("library:     \(report.library ?? "unknown")")
+        var counts = "tracks:      \(report.analysed) analysed, \(report.failed) failed"
+        if let unsupported = report.unsupported { counts += ", \(unsupported) unsupported" }
+        counts += report.pending.map { ", \($0) pending" } ?? " (library not reachable: pending unknown)"
+        print(counts)
+        if let last = report.lastScan {
+            print("last scan:   \(last.finishedAt): \(last.analysed) analysed, \(last.failed) failed"
+                  + (last.interrupted ? ", interrupted with \(last.pending) pending" : ""))
+        }
+        if !report.parameters.isEmpty {
+            print("parameters:  " + report.parameters.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
+        let disk = report.diskBytes.sorted { $0.key < $1.key }.map { "\($0.key) \(Self.megabytes($0.value))" }
+        print("disk:        \(Self.megabytes(report.diskBytes.values.reduce(0, +))) (\(disk.joined(separator: ", ")))")
+        if !report.failures.isEmpty {
+            print("failed:")
+            for f in report.failures { print("  \(f.relativePath): \(f.reason)") }
+        }
+        if let pending = report.pending, pending > 0 { print("run `naviscan scan` on the library to analyse the \(pending) pending files") }
+    }
+
+    /// Bytes under each entry of the output directory (the store's files counted as "database").
+    static func diskUse(_ directory: String) -> [String: Int64] {
+        var use: [String: Int64] = [:]
+        let fm = FileManager.default
+        for name in (try? fm.contentsOfDirectory(atPath: directory)) ?? [] {
+            let path = directory + "/" + name
+            var isDirectory: ObjCBool = false
+            guard fm.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
+            if isDirectory.boolValue {
+                var sum: Int64 = 0
+                let enumerator = fm.enumerator(atPath: path)
+                while let sub = enumerator?.nextObject() as? String {
+                    guard let attributes = try? fm.attributesOfItem(atPath: path + "/" + sub),
+                          attributes[.type] as? FileAttributeType == .typeRegular else { continue }
+                    sum += (attributes[.size] as? NSNumber)?.int64Value ?? 0
+                }
+                use[name] = sum
+            } else if name.hasPrefix("naviscan.db") {
+                use["database", default: 0] += (try? fm.attributesOfItem(atPath: path)[.size] as? NSNumber)??.int64Value ?? 0
+            }
+        }
+        return use
+    }
+
+    static func megabytes(_ bytes: Int64) -> String { String(format: "%.1f MB", Double(bytes) / 1_000_000) }
+}
