@@ -70,7 +70,6 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.visualizer = try AnalysisSettings.visualizer(settings)
         configuration.profile = try AnalysisSettings.profile(settings)
         do {
-            let host = self.host
             let app = try NaviscanAPI.makeApplication(configuration: configuration, logger: logger) { port in
                 // One plain line, so scripts (and the tests) learn the port when --port 0 picked one.
                 FileHandle.standardError.write(Data("naviscan: listening on http://\(host):\(port)\n".utf8))
