@@ -20,8 +20,9 @@ for dir in "$@"; do
   refs=() decodes=() fulls=() dratios=() fratios=()
   for ((i = 0; i < repeat; i++)); do
     ref=$(seconds ffmpeg_all "$dir")
-    # The "all" row of `naviscan bench`: hours, decode x-realtime, full x-realtime.
-    read -r hours decode_x full_x <<< "$("$bin" bench "$dir" --jobs 1 | awk '$1 == "all" { gsub(/[()x]/, ""); print $3, $4, $7 }')"
+    # The last table row of `naviscan bench` ("all", or the one format's row): hours, decode
+    # x-realtime, full x-realtime.
+    read -r hours decode_x full_x <<< "$("$bin" bench "$dir" --jobs 1 | awk '$1 != "format" && NF >= 7 { gsub(/[()x]/, ""); row = $3 " " $4 " " $7 } END { print row }')"
     decode=$(echo "$hours * 3600 / $decode_x" | bc -l) full=$(echo "$hours * 3600 / $full_x" | bc -l)
     refs+=("$ref") decodes+=("$decode") fulls+=("$full")
     dratios+=("$(echo "$decode / $ref" | bc -l)") fratios+=("$(echo "$full / $ref" | bc -l)")
