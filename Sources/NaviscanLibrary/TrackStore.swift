@@ -20,8 +20,7 @@ public final class TrackStore: @unchecked Sendable {
         do {
             var configuration = Configuration()
             configuration.busyMode = .timeout(10)
-            pool = try DatabasePool(path: path, configuration: configuration)
-            try Self.migrate(pool)
+            pool = try Self.open(path: path, configuration: configuration)
             // A store written by a newer naviscan may have migrations this one does not know.
             let known = Set(Self.migrator.migrations)
             let applied = try pool.read { try Self.migrator.appliedIdentifiers($0) }
@@ -43,15 +42,19 @@ public final class TrackStore: @unchecked Sendable {
         return try? queue.read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = ?", arguments: [name]) }
     }
 
-    /// Each migration is its own transaction, but which ones are applied is read before it: two
-    /// processes opening a new store at once (a scan and `serve`) can both try to apply the same
-    /// step, and the later one fails ("already exists") or finds the database busy. Its transaction
-    /// rolled back, so it reads the applied steps again and goes on. Any other error is final.
-    private static func migrate(_ pool: DatabasePool) throws {
+    /// Opens the pool (switching a new file to WAL) and applies the migrations. Each migration is its
+    /// own transaction, but which ones are applied is read before it: two processes opening a new store
+    /// at once (a scan and `serve`) can both try to apply the same step, and the later one fails
+    /// ("already exists"), or finds the file busy while the other switches it to WAL (SQLite answers
+    /// that at once, without waiting). Its transaction rolled back, so it opens again and goes on.
+    /// Any other error is final.
+    private static func open(path: String, configuration: Configuration) throws -> DatabasePool {
         var attempt = 0
         while true {
             do {
-                return try migrator.migrate(pool)
+                let pool = try DatabasePool(path: path, configuration: configuration)
+                try migrator.migrate(pool)
+                return pool
             } catch let error as DatabaseError where attempt < 20 && isRaceWithAnotherOpener(error) {
                 attempt += 1
                 usleep(UInt32(10_000 * attempt))
