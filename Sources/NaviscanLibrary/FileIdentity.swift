@@ -43,11 +43,7 @@ public enum OutputStamp {
     }
 
     static func stamp(_ st: stat) -> String {
-        #if canImport(Darwin)
-        let (seconds, nanoseconds) = (Int64(st.st_mtimespec.tv_sec), Int64(st.st_mtimespec.tv_nsec))
-        #else
-        let (seconds, nanoseconds) = (Int64(st.st_mtim.tv_sec), Int64(st.st_mtim.tv_nsec))
-        #endif
+        let (seconds, nanoseconds) = LibraryWalker.modificationTimespec(st)
         return "\(st.st_size):\(seconds * 1_000_000_000 + nanoseconds)"
     }
 }

@@ -149,10 +149,16 @@ public struct LibraryWalker {
     }
 
     static func modificationTime(_ st: stat) -> Double {
+        let (seconds, nanoseconds) = modificationTimespec(st)
+        return Double(seconds) + Double(nanoseconds) * 1e-9
+    }
+
+    /// The modification time as whole seconds and nanoseconds.
+    static func modificationTimespec(_ st: stat) -> (seconds: Int64, nanoseconds: Int64) {
         #if canImport(Darwin)
-        return Double(st.st_mtimespec.tv_sec) + Double(st.st_mtimespec.tv_nsec) * 1e-9
+        return (Int64(st.st_mtimespec.tv_sec), Int64(st.st_mtimespec.tv_nsec))
         #else
-        return Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) * 1e-9
+        return (Int64(st.st_mtim.tv_sec), Int64(st.st_mtim.tv_nsec))
         #endif
     }
 }
