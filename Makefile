@@ -9,7 +9,7 @@ DEMO_OUT ?= demo-out
 # runtime packages of the C libraries (RUNTIME_PACKAGES), not the Swift toolchain.
 RELEASE_FLAGS = -c release --static-swift-stdlib --scratch-path $(BUILD_DIR)
 BUILD_DIR ?= .build
-RUNTIME_PACKAGES := libsndfile1 libmpg123-0 libfftw3-single3 libebur128-1 libsqlite3-0 libavformat59 libavcodec59 libavutil57
+RUNTIME_PACKAGES := libsndfile1 libmpg123-0 libsyn123-0 libfftw3-single3 libebur128-1 libsqlite3-0 libavformat59 libavcodec59 libavutil57
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
 BASH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
@@ -18,7 +18,11 @@ FISH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 SYSTEMD_UNITS = $(DESTDIR)$(PREFIX)/lib/systemd/system
 SHARE = $(DESTDIR)$(PREFIX)/share/naviscan
 
-.PHONY: all deps build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check install uninstall man check-install clean
+# Prints the Debian runtime packages the installed binary needs (scripts/check-install.sh checks the list).
+runtime-packages:
+	@echo $(RUNTIME_PACKAGES)
+
+.PHONY: all runtime-packages deps build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check install uninstall man check-install clean
 
 all: build
 

@@ -21,6 +21,23 @@ echo "== linked libraries"
 if ldd "$bin" | grep -i swift; then echo "FAIL: the binary needs the Swift runtime" >&2; exit 1; fi
 ldd "$bin" | awk '{print "   " $1}'
 
+echo "== every library the binary needs comes from a package make install names"
+# RUNTIME_PACKAGES is what the install message tells a user to apt-get; libc6, libgcc-s1 and
+# libstdc++6 are on every Debian system.
+runtime=" $(make --no-print-directory -s runtime-packages) libc6 libgcc-s1 libstdc++6 "
+for lib in $(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+    path=$(ldd "$bin" | awk -v l="$lib" '$1 == l && $3 ~ /^\// {print $3}')
+    [ -z "$path" ] && [ "$lib" != "${lib#ld-linux}" ] && continue
+    [ -n "$path" ] || { echo "FAIL: $lib is not found on this machine" >&2; exit 1; }
+    # dpkg names a file by the path its package installed (/lib or /usr/lib on a merged-/usr system).
+    real=$(readlink -f "$path")
+    package=$( { dpkg -S "$path" || dpkg -S "$real" || dpkg -S "${real#/usr}"; } 2>/dev/null | head -1 | cut -d: -f1)
+    case "$runtime" in
+        *" $package "*) echo "   $lib <- $package" ;;
+        *) echo "FAIL: $lib comes from $package, which RUNTIME_PACKAGES in the Makefile does not name" >&2; exit 1 ;;
+    esac
+done
+
 echo "== scan with the toolchain hidden"
 swift_bin=$(command -v swift || true)
 toolchain=$(dirname "$(dirname "$(readlink -f "${swift_bin:-/opt/swift/usr/bin/swift}")")")
