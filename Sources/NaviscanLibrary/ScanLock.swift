@@ -45,6 +45,19 @@ public final class ScanLock {
         try? ScanLock(path: path, outputDirectory: outputDirectory, owner: owner, serverWait: 0)
     }
 
+    /// Who holds the lock at `path` now; nil when nobody does or there is no lock file. It only
+    /// looks (the file is opened read-only: a shard store being merged may be on a read-only mount).
+    public static func currentHolder(path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return nil
+        }
+        return holder(fd)
+    }
+
     private static func holder(_ fd: Int32) -> String {
         var buffer = [UInt8](repeating: 0, count: 128)
         let n = pread(fd, &buffer, 127, 0)

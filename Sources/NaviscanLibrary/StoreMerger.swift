@@ -99,33 +99,35 @@ public final class StoreMerger {
         }
     }
 
-    /// What OUT holds after the merge, and the refusals OUT itself calls for: tracks kept from before
-    /// that were made another way, or shards of another split.
+    /// What OUT holds after the merge (nil: the whole library), and the refusals OUT itself calls
+    /// for: tracks it keeps from before that were made another way, or shards of another split.
     private func mergedCoverage(store: TrackStore, shards: [ShardStore]) throws -> ShardSet? {
         var merged = shards[0].coverage
         for shard in shards { merged.indices.formUnion(shard.coverage.indices) }
+        let recorded = try store.shardCoverage()
+        let heldWholeLibrary = try recorded == nil && store.count() > 0
         let kept = try store.read { db in
             try Row.fetchAll(db, sql: "SELECT relative_path, analyzer_version FROM track")
                 .filter { !merged.contains(relativePath: $0["relative_path"]) }
                 .map { $0["analyzer_version"] as String }
         }
-        guard !kept.isEmpty else { return merged.isComplete ? nil : merged }
-        let recorded = try store.shardCoverage()
-        if let recorded, recorded.count != merged.count {
-            throw LibraryError.mergeRefused(reason: "\(output) holds shards of a split into \(recorded.count), not \(merged.count); merge into a new folder")
+        if !kept.isEmpty {
+            if let recorded, recorded.count != merged.count {
+                throw LibraryError.mergeRefused(reason: "\(output) holds shards of a split into \(recorded.count), not \(merged.count); merge into a new folder")
+            }
+            let parameters = try store.meta(MetaKey.analysisParameters)
+            if parameters != shards[0].parameters {
+                throw LibraryError.mergeRefused(reason: "\(output) holds tracks made with other analysis parameters ("
+                    + Self.differences(parameters, shards[0].parameters).joined(separator: ", ") + "); merge into a new folder, or merge every shard again")
+            }
+            let versions = Set(kept).union(shards[0].analyzerVersions)
+            if versions.count > 1 {
+                throw LibraryError.mergeRefused(reason: "\(output) holds tracks analysed by another naviscan version (\(versions.sorted().joined(separator: ", "))); merge into a new folder, or merge every shard again")
+            }
         }
-        let parameters = try store.meta(MetaKey.analysisParameters)
-        if parameters != shards[0].parameters {
-            throw LibraryError.mergeRefused(reason: "\(output) holds tracks made with other analysis parameters ("
-                + Self.differences(parameters, shards[0].parameters).joined(separator: ", ") + "); merge into a new folder, or merge every shard again")
-        }
-        let versions = Set(kept).union(shards[0].analyzerVersions)
-        if versions.count > 1 {
-            throw LibraryError.mergeRefused(reason: "\(output) holds tracks analysed by another naviscan version (\(versions.sorted().joined(separator: ", "))); merge into a new folder, or merge every shard again")
-        }
-        guard var recorded else { return nil }   // OUT held the whole library: it still does
-        recorded.indices.formUnion(merged.indices)
-        return recorded.isComplete ? nil : recorded
+        if heldWholeLibrary { return nil }
+        if let recorded, recorded.count == merged.count { merged.indices.formUnion(recorded.indices) }
+        return merged.isComplete ? nil : merged
     }
 
     /// "fps 30 vs 60": the recorded parameters (JSON objects) that differ.
@@ -340,6 +342,9 @@ private struct ShardStore {
         let path = OutputLayout(root: directory).databasePath
         guard FileManager.default.fileExists(atPath: path) else {
             throw LibraryError.mergeRefused(reason: "\(directory) holds no naviscan store (no naviscan.db); give the --out folders of the shard scans")
+        }
+        if let holder = ScanLock.currentHolder(path: OutputLayout(root: directory).lockPath) {
+            throw LibraryError.mergeRefused(reason: "\(directory) is being written by another naviscan (\(holder)); merge it once that has finished")
         }
         var configuration = Configuration()
         configuration.readonly = true

@@ -147,7 +147,7 @@ struct ScanPlannerTests {
 
     /// `count` paths of shard `index` of 2.
     func paths(inShard index: Int, count: Int, prefix: String = "s") -> [String] {
-        (0...).lazy.map { "\(prefix)/\($0).flac" }.filter { Shard.index(ofRelativePath: $0, count: 2) == index }.prefix(count).map { $0 }
+        Array((0...).lazy.map { "\(prefix)/\($0).flac" }.filter { Shard.index(ofRelativePath: $0, count: 2) == index }.prefix(count))
     }
 
     func sharded(_ index: Int, prune: Bool = false) -> ScanOptions {
