@@ -62,7 +62,10 @@ public final class StoreMerger {
 
         var summary = MergeSummary()
         for shard in shards {
+            let before = summary
             try merge(shard, into: store, summary: &summary)
+            logger.debug("shard merged", metadata: ["store": "\(shard.directory)", "shard": "\(shard.coverage)",
+                                                    "written": "\(summary.written - before.written)", "removed": "\(summary.removed - before.removed)"])
         }
         try finishMerge(store: store, shards: shards, coverage: coverage)
         summary.coverage = coverage?.description
