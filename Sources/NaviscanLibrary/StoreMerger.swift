@@ -160,11 +160,7 @@ public final class StoreMerger {
                 batch.removeAll(keepingCapacity: true)
             }
             while let row = try rows.next() {
-                let path: String = row["relative_path"]
-                guard shard.coverage.contains(relativePath: path) else {
-                    throw LibraryError.mergeRefused(reason: "\(shard.directory) holds \(path), which is not in its shard \(shard.coverage); scan that shard again into an empty folder")
-                }
-                present.insert(path)
+                present.insert(row["relative_path"])
                 batch.append(row.copy())
                 if batch.count == 256 { try flush() }
             }
@@ -196,7 +192,8 @@ public final class StoreMerger {
         let outRows = try store.read { db in try tables.map { TableColumns.byPath(try $0.rows(db, paths: paths)) } }
         let track = tables[0]
         // Compared apart: the change sequence is OUT's own, the stamps are checked against the files.
-        let compared = track.names.indices.filter { !["seq", "vis_stamp", "profile_stamp"].contains(track.names[$0]) }
+        let apart = ["seq"] + OutputLayout.trackOutputs.compactMap(\.stampColumn)
+        let compared = track.names.indices.filter { !apart.contains(track.names[$0]) }
 
         var changed: [(path: String, rows: [[[DatabaseValue]]])] = []
         for (path, row) in zip(paths, rows) {
@@ -352,12 +349,15 @@ private struct ShardStore {
         var configuration = Configuration()
         configuration.readonly = true
         configuration.busyMode = .timeout(10)
+        let paths: [String]
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration)
-            let (applied, versions, meta) = try queue.read { db in
+            let applied: Set<String>, versions: Set<String>, meta: [String: String]
+            (applied, versions, meta, paths) = try queue.read { db in
                 (try TrackStore.migrator.appliedIdentifiers(db),
                  Set(try String.fetchAll(db, sql: "SELECT DISTINCT analyzer_version FROM track")),
-                 Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT name, value FROM meta").map { ($0["name"] as String, $0["value"] as String) }))
+                 Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT name, value FROM meta").map { ($0["name"] as String, $0["value"] as String) }),
+                 try String.fetchAll(db, sql: "SELECT relative_path FROM track"))
             }
             let known = Set(TrackStore.migrator.migrations)
             guard applied == known else {
@@ -374,6 +374,9 @@ private struct ShardStore {
             throw LibraryError.mergeRefused(reason: "\(directory) is not a shard's store (it was scanned without --shard); merge the --out folders of `naviscan scan --shard K/N` runs")
         }
         self.coverage = coverage
+        if let stray = paths.first(where: { !coverage.contains(relativePath: $0) }) {
+            throw LibraryError.mergeRefused(reason: "\(directory) holds \(stray), which is not in its shard \(coverage); scan that shard again into an empty folder")
+        }
         guard let parameters = meta[MetaKey.analysisParameters] else {
             throw LibraryError.mergeRefused(reason: "\(directory) records no analysis parameters: its scan did not finish; run that shard's scan again, then merge")
         }

@@ -33,7 +33,7 @@ struct ShardMergeTests {
     static func scan(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, summary: [String: Any], stderr: String) {
         let run = try NaviscanProcess.run(["scan"] + arguments + ["--quiet", "--json"], environment: environment)
         let summary = (try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]) ?? [:]
-        return (run.status, summary ?? [:], run.stderr)
+        return (run.status, summary, run.stderr)
     }
 
     /// A store's rows with what differs between two runs of the same analysis blanked: when and in
@@ -195,6 +195,16 @@ struct ShardMergeTests {
         try store.save(row)
         let version = try NaviscanProcess.run(["merge", scratch + "/m4", a, old])
         #expect(version.status == 2 && version.stderr.contains("different naviscan versions"), "\(version.stderr)")
+
+        // A row that is not the shard's (a store put together by hand).
+        let stray = scratch + "/stray"
+        try FileManager.default.copyItem(atPath: a, toPath: stray)
+        let strayStore = try TrackStore(path: stray + "/naviscan.db")
+        var foreign = try #require(try strayStore.allTracks().first)
+        foreign.relativePath = try #require(library.good.first { Shard.index(ofRelativePath: $0, count: 2) == 1 })
+        try strayStore.save(foreign)
+        let strayMerge = try NaviscanProcess.run(["merge", scratch + "/m6", stray])
+        #expect(strayMerge.status == 2 && strayMerge.stderr.contains("which is not in its shard 0/2"), "\(strayMerge.stderr)")
 
         // OUT's store damaged: a store fault, exit 3, as for scan.
         let damaged = scratch + "/damaged"
