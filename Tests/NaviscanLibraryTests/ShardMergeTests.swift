@@ -186,23 +186,23 @@ struct ShardMergeTests {
         let notShard = try NaviscanProcess.run(["merge", scratch + "/m3", a, plain])
         #expect(notShard.status == 2 && notShard.stderr.contains("scanned without --shard"), "\(notShard.stderr)")
 
+        // A copy of a shard store with one row changed behind naviscan's back.
+        func tampered(_ store: String, as name: String, _ change: (inout TrackRecord) -> Void) throws -> String {
+            try FileManager.default.copyItem(atPath: store, toPath: scratch + "/" + name)
+            let copy = try TrackStore(path: scratch + "/" + name + "/naviscan.db")
+            var row = try #require(try copy.allTracks().first)
+            change(&row)
+            try copy.save(row)
+            return scratch + "/" + name
+        }
         // A row analysed by another naviscan version.
-        let old = scratch + "/old"
-        try FileManager.default.copyItem(atPath: c, toPath: old)
-        let store = try TrackStore(path: old + "/naviscan.db")
-        var row = try #require(try store.allTracks().first)
-        row.analyzerVersion = "0.0.1"
-        try store.save(row)
+        let old = try tampered(c, as: "old") { $0.analyzerVersion = "0.0.1" }
         let version = try NaviscanProcess.run(["merge", scratch + "/m4", a, old])
         #expect(version.status == 2 && version.stderr.contains("different naviscan versions"), "\(version.stderr)")
 
         // A row that is not the shard's (a store put together by hand).
-        let stray = scratch + "/stray"
-        try FileManager.default.copyItem(atPath: a, toPath: stray)
-        let strayStore = try TrackStore(path: stray + "/naviscan.db")
-        var foreign = try #require(try strayStore.allTracks().first)
-        foreign.relativePath = try #require(library.good.first { Shard.index(ofRelativePath: $0, count: 2) == 1 })
-        try strayStore.save(foreign)
+        let foreign = try #require(library.good.first { Shard.index(ofRelativePath: $0, count: 2) == 1 })
+        let stray = try tampered(a, as: "stray") { $0.relativePath = foreign }
         let strayMerge = try NaviscanProcess.run(["merge", scratch + "/m6", stray])
         #expect(strayMerge.status == 2 && strayMerge.stderr.contains("which is not in its shard 0/2"), "\(strayMerge.stderr)")
 
