@@ -1,7 +1,7 @@
 # naviscan — every target installs what it needs on a fresh Debian machine (apt-get, as root or via sudo).
 PREFIX ?= /usr/local
 SWIFT ?= swift
-DEB_PACKAGES := pkg-config libsndfile1-dev libmpg123-dev libfftw3-dev libebur128-dev libavformat-dev libavcodec-dev libavutil-dev
+DEB_PACKAGES := pkg-config libsndfile1-dev libmpg123-dev libfftw3-dev libebur128-dev libavformat-dev libavcodec-dev libavutil-dev python3-yaml
 PKGCONFIG_MODULES := sndfile libmpg123 libsyn123 fftw3f libebur128 libavformat libavcodec libavutil
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= demo-out
@@ -26,9 +26,11 @@ runtime-packages:
 
 all: build
 
-# Installs the C libraries' -dev packages when any is missing (after apt-get update).
+# Installs the C libraries' -dev packages when any is missing (after apt-get update), and PyYAML, which
+# the tests parse dist/kubernetes's recipes with.
 deps:
-	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists $(PKGCONFIG_MODULES); then \
+	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists $(PKGCONFIG_MODULES) || \
+		! python3 -c 'import yaml' >/dev/null 2>&1; then \
 		echo "==> installing $(DEB_PACKAGES)"; \
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(DEB_PACKAGES); \

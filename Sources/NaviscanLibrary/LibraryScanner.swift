@@ -62,14 +62,17 @@ public final class LibraryScanner: @unchecked Sendable {
             summary.storeSetAside = try TrackStore.setAside(path: layout.databasePath)
         }
         let store = try TrackStore(path: layout.databasePath)
-        removeTemporaryFiles()
+        try checkShardCoverage(of: store)
+        layout.removeTemporaryFiles()
 
         let listing = try LibraryWalker(root: options.library, excluding: [options.output]).walk()
         let identity = LibraryIdentity(root: try store.meta(MetaKey.libraryRoot),
                                        device: try store.meta(MetaKey.libraryDevice).flatMap { UInt64($0) })
         let plan = ScanPlanner(options: options).plan(listing: listing, stored: try store.planningTracks(), identity: identity)
-        summary.total = listing.files.count
-        summary.unsupportedFiles = listing.unsupported
+        summary.total = plan.files
+        summary.shard = options.shard?.description
+        summary.otherShards = plan.otherShardFiles
+        summary.unsupportedFiles = options.shard.map { shard in listing.unsupported.filter { shard.contains(relativePath: $0) } } ?? listing.unsupported
         summary.symlinkLoops = listing.symlinkLoops.count
         summary.unchanged = plan.unchanged
         summary.unverified = plan.unverified
@@ -85,6 +88,7 @@ public final class LibraryScanner: @unchecked Sendable {
         var work = plan.work
         do {
             // Store-only decisions first: they need no decode.
+            try store.setShardCoverage(options.shard.map(ShardSet.init))
             if plan.libraryTrusted {
                 try store.setMeta(MetaKey.libraryRoot, options.library)
                 try store.setMeta(MetaKey.libraryDevice, String(listing.rootDevice))
@@ -169,22 +173,19 @@ public final class LibraryScanner: @unchecked Sendable {
         return summary
     }
 
-    /// The output files a row describes.
-    private func outputs(of record: TrackRecord) -> [String] {
-        [layout.visPath(key: record.key), layout.profilePath(key: record.key)]
+    /// A shard scan writes into a store of its own: a new one, or the one an earlier run of the same
+    /// shard wrote. A plain scan may complete a shard's store into a whole-library one.
+    private func checkShardCoverage(of store: TrackStore) throws {
+        guard let shard = options.shard else { return }
+        let recorded = try store.shardCoverage()
+        if recorded == ShardSet(shard) { return }
+        if recorded == nil, try store.count() == 0 { return }
+        throw LibraryError.shardMismatch(path: options.output, requested: shard.description, recorded: recorded?.description)
     }
 
-    /// Temporary files left by a run that was killed (we hold the lock, so none is in use).
-    private func removeTemporaryFiles() {
-        let fm = FileManager.default
-        for top in [layout.visDirectory, layout.profilesDirectory] {
-            for sub in (try? fm.contentsOfDirectory(atPath: top)) ?? [] {
-                let dir = top + "/" + sub
-                for name in (try? fm.contentsOfDirectory(atPath: dir)) ?? [] where name.hasPrefix(".") && name.contains(".tmp-") {
-                    try? fm.removeItem(atPath: dir + "/" + name)
-                }
-            }
-        }
+    /// The output files a row describes.
+    private func outputs(of record: TrackRecord) -> [String] {
+        layout.outputPaths(key: record.key)
     }
 
     private func seconds(since start: ContinuousClock.Instant) -> Double {

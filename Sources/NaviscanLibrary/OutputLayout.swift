@@ -16,8 +16,32 @@ public struct OutputLayout: Sendable {
 
     public var databasePath: String { root + "/naviscan.db" }
     public var lockPath: String { root + "/naviscan.lock" }
-    public var profilesDirectory: String { root + "/profiles" }
-    public var visDirectory: String { root + "/vis" }
+    public var profilesDirectory: String { root + "/" + Self.profile.directory }
+    public var visDirectory: String { root + "/" + Self.visualizerFrames.directory }
+
+    /// A kind of per-track output file: `OUT/<directory>/ab/<key>.<fileExtension>`.
+    public struct TrackOutput: Sendable, Equatable {
+        public let directory: String
+        public let fileExtension: String
+        /// The track column holding the file's `OutputStamp` (nil: the row records none).
+        public let stampColumn: String?
+    }
+
+    public static let visualizerFrames = TrackOutput(directory: "vis", fileExtension: "vis", stampColumn: "vis_stamp")
+    public static let profile = TrackOutput(directory: "profiles", fileExtension: "json", stampColumn: "profile_stamp")
+
+    /// Every per-track output file kind. Pruning, relinking's cleanup, temporary-file cleanup and
+    /// `naviscan merge` go through this list: a new kind of output is one line here.
+    public static let trackOutputs: [TrackOutput] = [visualizerFrames, profile]
+
+    public func path(of output: TrackOutput, key: String) -> String {
+        "\(root)/\(output.directory)/\(key.prefix(2))/\(key).\(output.fileExtension)"
+    }
+
+    /// The paths of every output kind of the track with `key` (whether they exist or not).
+    public func outputPaths(key: String) -> [String] {
+        Self.trackOutputs.map { path(of: $0, key: key) }
+    }
 
     public static func key(forRelativePath path: String) -> String {
         var hasher = FNV1a64()
@@ -38,6 +62,20 @@ public struct OutputLayout: Sendable {
         }
     }
 
-    public func profilePath(key: String) -> String { "\(profilesDirectory)/\(key.prefix(2))/\(key).json" }
-    public func visPath(key: String) -> String { "\(visDirectory)/\(key.prefix(2))/\(key).vis" }
+    public func profilePath(key: String) -> String { path(of: Self.profile, key: key) }
+    public func visPath(key: String) -> String { path(of: Self.visualizerFrames, key: key) }
+
+    /// Temporary files left by a run that was killed; call it holding the scan lock (none is in use).
+    func removeTemporaryFiles() {
+        let fm = FileManager.default
+        for output in Self.trackOutputs {
+            let top = root + "/" + output.directory
+            for sub in (try? fm.contentsOfDirectory(atPath: top)) ?? [] {
+                let dir = top + "/" + sub
+                for name in (try? fm.contentsOfDirectory(atPath: dir)) ?? [] where name.hasPrefix(".") && name.contains(".tmp-") {
+                    try? fm.removeItem(atPath: dir + "/" + name)
+                }
+            }
+        }
+    }
 }

@@ -19,6 +19,9 @@ public struct ScanOptions: Sendable {
     public var pruneThreshold = 0.2
     /// Set a damaged store aside and start a new one.
     public var rebuildStore = false
+    /// Analyse only this shard's tracks (nil: the whole library). Stored tracks of other shards are
+    /// left as they are: never pruned, relinked or analysed.
+    public var shard: Shard?
 
     public init(library: String, output: String, visualizer: VisualizerConfig?, profile: ProfileConfig?, jobs: Int, force: Bool = false) {
         self.library = library
@@ -48,8 +51,12 @@ public struct ScanFailure: Codable, Sendable, Equatable {
 
 /// The end-of-scan report (also printed as JSON with --json).
 public struct ScanSummary: Encodable, Sendable {
-    /// Supported files found in the library.
+    /// Supported files found in the library (in this shard, on a shard scan).
     public var total = 0
+    /// The shard scanned ("2/4"); nil for the whole library.
+    public var shard: String?
+    /// Supported files of the library left to other shards.
+    public var otherShards = 0
     public var analysed = 0
     public var unchanged = 0
     /// Files that failed this time, plus unchanged files that failed before (they are not retried).
@@ -82,7 +89,7 @@ public struct ScanSummary: Encodable, Sendable {
     public var realtimeFactor: Double { wallSeconds > 0 ? audioSeconds / wallSeconds : 0 }
 
     enum CodingKeys: String, CodingKey {
-        case total, analysed, unchanged, failed, pruned, relinked, keptMissing = "kept_missing"
+        case total, shard, otherShards = "other_shards", analysed, unchanged, failed, pruned, relinked, keptMissing = "kept_missing"
         case pruneHeldBack = "prune_held_back", unverified, fault, pending, storeSetAside = "store_set_aside", unsupported, symlinkLoops = "symlink_loops", failures
         case unsupportedFiles = "unsupported_files", audioSeconds = "audio_seconds", wallSeconds = "wall_seconds"
         case interrupted, realtimeFactor = "x_realtime"
@@ -91,6 +98,8 @@ public struct ScanSummary: Encodable, Sendable {
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(total, forKey: .total)
+        try c.encodeIfPresent(shard, forKey: .shard)
+        if shard != nil { try c.encode(otherShards, forKey: .otherShards) }
         try c.encode(analysed, forKey: .analysed)
         try c.encode(unchanged, forKey: .unchanged)
         try c.encode(failed, forKey: .failed)

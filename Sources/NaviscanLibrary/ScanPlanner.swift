@@ -32,6 +32,12 @@ public struct ScanPlan: Sendable {
     public var pruneHeldBack: String?
     /// The walk saw the library the store describes: its identity can be recorded.
     public var libraryTrusted = false
+    /// The library's files this plan covers: all of them, or those of the scan's shard.
+    public var files = 0
+    /// The library's files that belong to other shards (skipped).
+    public var otherShardFiles = 0
+    /// Stored tracks that belong to other shards: left as they are.
+    public var otherShardTracks = 0
 }
 
 /// The library's identity as the store recorded it at the last trusted scan.
@@ -65,8 +71,21 @@ public struct ScanPlanner {
         profileFingerprint = options.profile.map(AnalysisFingerprint.profile)
     }
 
-    public func plan(listing: LibraryListing, stored: [TrackRecord], identity: LibraryIdentity) -> ScanPlan {
+    /// On a shard, only the shard's files and stored tracks are planned: a track of another shard is
+    /// never taken for vanished (pruned or kept missing), a relink's source or target, or work. The
+    /// prune guard still looks at the whole walk (an empty library is a mount that is down, however
+    /// few tracks this shard has) and counts the shard's own tracks for its threshold.
+    public func plan(listing whole: LibraryListing, stored allStored: [TrackRecord], identity: LibraryIdentity) -> ScanPlan {
         var plan = ScanPlan()
+        var listing = whole
+        var stored = allStored
+        if let shard = options.shard {
+            listing.files.removeAll { !shard.contains(relativePath: $0.relativePath) }
+            stored.removeAll { !shard.contains(relativePath: $0.relativePath) }
+        }
+        plan.files = listing.files.count
+        plan.otherShardFiles = whole.files.count - listing.files.count
+        plan.otherShardTracks = allStored.count - stored.count
         var byPath: [String: TrackRecord] = [:]
         byPath.reserveCapacity(stored.count)
         for record in stored { byPath[record.relativePath] = record }
@@ -95,14 +114,14 @@ public struct ScanPlanner {
 
         // --prune overrides the guard, except for an empty library: that is a mount that is down
         // far more often than a library deleted on purpose.
-        let held = pruneGuard(listing: listing, storedCount: stored.count, vanished: vanished.count, identity: identity)
-        if let held, !(options.prune && !listing.files.isEmpty) {
+        let held = pruneGuard(listing: whole, storedCount: stored.count, vanished: vanished.count, identity: identity)
+        if let held, !(options.prune && !whole.files.isEmpty) {
             plan.pruneHeldBack = held
             plan.keptMissing = vanished
         } else {
             plan.prune = vanished
         }
-        plan.libraryTrusted = plan.pruneHeldBack == nil && !listing.files.isEmpty
+        plan.libraryTrusted = plan.pruneHeldBack == nil && !whole.files.isEmpty
 
         // The checks stat two output files per track: spread over the scan's threads.
         let stale = UnsafeMutableBufferPointer<Bool>.allocate(capacity: listing.files.count)

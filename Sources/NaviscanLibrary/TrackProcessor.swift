@@ -203,8 +203,7 @@ public final class TrackProcessor: @unchecked Sendable {
     }
 
     public static func removeOutputs(key: String, layout: OutputLayout) {
-        removeFile(layout.visPath(key: key))
-        removeFile(layout.profilePath(key: key))
+        for path in layout.outputPaths(key: key) { removeFile(path) }
     }
 }
 

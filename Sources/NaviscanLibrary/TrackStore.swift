@@ -70,6 +70,10 @@ public final class TrackStore: @unchecked Sendable {
         }
     }
 
+    /// The tables with one row per track, keyed by `relative_path`, parent first: `naviscan merge`
+    /// copies a track's rows of each. A new per-track table is added here with its migration.
+    static let perTrackTables = [TrackRecord.databaseTableName, TrackTagsRecord.databaseTableName]
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: track") { db in
@@ -216,6 +220,20 @@ public final class TrackStore: @unchecked Sendable {
 
     public func setLibraryRoot(_ path: String) throws { try setMeta(MetaKey.libraryRoot, path) }
 
+    /// The shards this store holds; nil for the whole library (or a new store).
+    public func shardCoverage() throws -> ShardSet? {
+        try meta(MetaKey.shard).flatMap(ShardSet.init(recorded:))
+    }
+
+    /// Records the shards this store holds; nil for the whole library.
+    public func setShardCoverage(_ coverage: ShardSet?) throws {
+        if let coverage { try setMeta(MetaKey.shard, coverage.description) } else { try removeMeta(MetaKey.shard) }
+    }
+
+    public func removeMeta(_ name: String) throws {
+        try write { try $0.execute(sql: "DELETE FROM meta WHERE name = ?", arguments: [name]) }
+    }
+
     // Async reads run on GRDB's reader pool, never on the caller's thread (the server's event loops).
 
     public func track(relativePath: String) async throws -> TrackRecord? {
@@ -308,11 +326,11 @@ public final class TrackStore: @unchecked Sendable {
         }
     }
 
-    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
         do { return try pool.read(body) } catch { throw Self.libraryError(error, path: path) }
     }
 
-    private func write<T>(_ body: (Database) throws -> T) throws -> T {
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
         do { return try pool.write(body) } catch { throw Self.libraryError(error, path: path) }
     }
 
@@ -326,6 +344,12 @@ public enum MetaKey {
     public static let libraryRoot = "library_root"
     /// The device number of the library root at the last trusted scan (a mount that is down differs).
     public static let libraryDevice = "library_device"
+    /// The shards the store holds (`ShardSet`), absent for the whole library.
+    public static let shard = "shard"
+    /// The analysis parameters of the last scan (JSON, written by the CLI).
+    public static let analysisParameters = "analysis_parameters"
+    /// The files that failed in the last scan (JSON array of relative paths).
+    public static let failedPaths = "failed_paths"
 }
 
 extension Array {

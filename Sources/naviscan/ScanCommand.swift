@@ -31,6 +31,8 @@ struct ScanCommand: AsyncParsableCommand {
               naviscan scan ~/Music                       # both outputs into ~/Music/.naviscan
               naviscan scan ~/Music -o /srv/naviscan -j 4 --encoding f16
               naviscan scan ~/Music --dj --reference-lufs -14 --fail-on any
+              naviscan scan /mnt/music --shard 2/8 -o /scratch/shard-2   # one of 8 machines (see naviscan merge)
+              naviscan scan /mnt/music --shard auto/8 -o /scratch/shard-$SLURM_ARRAY_TASK_ID
             """
     )
 
@@ -61,6 +63,11 @@ struct ScanCommand: AsyncParsableCommand {
     @Flag(help: "Set a damaged store aside (naviscan.db.damaged-TIME) and start a new one; every track is analysed again.")
     var rebuildStore = false
 
+    @Option(help: ArgumentHelp(
+        "Analyse only shard K of N (from 0) of the library, by a stable hash of each track's path; auto/N reads K from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX. Each shard needs its own --out; `naviscan merge` joins them.",
+        valueName: "K/N|auto/N"))
+    var shard: String?
+
     @Flag(name: .shortAndLong, help: "No progress output; the summary only when the exit status is not 0.")
     var quiet = false
 
@@ -81,6 +88,15 @@ struct ScanCommand: AsyncParsableCommand {
         if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs must be between 1 and 256, got \(jobs)") }
         guard (0...100).contains(pruneThreshold) else { throw ValidationError("--prune-threshold is a percentage, 0 to 100; got \(pruneThreshold)") }
         if let failOn, FailurePolicy(rawValue: failOn) == nil { throw ValidationError("--fail-on must be new, any or never, not '\(failOn)'") }
+        _ = try resolvedShard()
+    }
+
+    /// The --shard value, with auto/N read from the job scheduler's variables.
+    func resolvedShard() throws -> Shard? {
+        guard let shard else { return nil }
+        do { return try Shard(parsing: shard, environment: ProcessInfo.processInfo.environment) } catch {
+            throw ValidationError(error.description)
+        }
     }
 
     var flags: [String: SettingValue] {
@@ -123,6 +139,7 @@ struct ScanCommand: AsyncParsableCommand {
         options.prune = prune
         options.pruneThreshold = pruneThreshold / 100
         options.rebuildStore = rebuildStore
+        options.shard = try resolvedShard()
         let scanner = LibraryScanner(options: options, logger: logger)
         let signals = Self.installStopHandlers(scanner)
         defer { withExtendedLifetime(signals) {} }
@@ -192,7 +209,8 @@ struct ScanCommand: AsyncParsableCommand {
     }
 
     static func describe(_ s: ScanSummary, library: String, out: String, explicitOut: Bool) -> String {
-        var text = "\(library): \(s.total) audio files: \(s.analysed) analysed, \(s.unchanged) unchanged, \(s.failed) failed, "
+        let scope = s.shard.map { " in shard \($0) (\(s.otherShards) left to the other shards)" } ?? ""
+        var text = "\(library): \(s.total) audio files\(scope): \(s.analysed) analysed, \(s.unchanged) unchanged, \(s.failed) failed, "
             + "\(s.unsupported) unsupported, \(s.pruned) removed from the store\n"
         if s.analysed > 0 {
             text += String(format: "%.2f h of audio analysed in %@ (%.0fx realtime)\n", s.audioSeconds / 3600,
@@ -219,6 +237,8 @@ struct ScanCommand: AsyncParsableCommand {
         text += "Results: \(out) (naviscan.db, profiles/, vis/)\n"
         if s.interrupted {
             text += "Interrupted: \(s.pending) files not analysed yet; run the same command again to resume.\n"
+        } else if let shard = s.shard {
+            text += "Next: once every shard is scanned, `naviscan merge OUT \(shellQuoted(out)) …` joins this shard (\(shard)) with the others into one store.\n"
         } else {
             text += "Next: `naviscan serve --library \(shellQuoted(library))\(outArgument)` serves them to players; "
                 + "`naviscan status\(explicitOut ? outArgument : " " + shellQuoted(library))` shows the store.\n"

@@ -31,6 +31,8 @@ struct StatusCommand: AsyncParsableCommand {
             enum CodingKeys: String, CodingKey { case relativePath = "relative_path", reason } }
         var store: String
         var library: String?
+        /// The shards the store holds ("2/8"); nil for the whole library.
+        var shards: String?
         var analysed = 0
         var failed = 0
         var unsupported: Int?
@@ -41,7 +43,7 @@ struct StatusCommand: AsyncParsableCommand {
         var failures: [Failure] = []
 
         enum CodingKeys: String, CodingKey {
-            case store, library, analysed, failed, unsupported, pending, lastScan = "last_scan", parameters
+            case store, library, shards, analysed, failed, unsupported, pending, lastScan = "last_scan", parameters
             case diskBytes = "disk_bytes", failures
         }
     }
@@ -58,6 +60,8 @@ struct StatusCommand: AsyncParsableCommand {
         let tracks = try trackStore.allTracks()
         var report = Report(store: location.out)
         report.library = location.library ?? (try? trackStore.libraryRoot()) ?? nil
+        let coverage = try trackStore.shardCoverage()
+        report.shards = coverage?.description
         report.analysed = tracks.filter { $0.status == .ok }.count
         let failures = tracks.filter { $0.status == .failed }.sorted { $0.relativePath < $1.relativePath }
         report.failed = failures.count
@@ -78,6 +82,7 @@ struct StatusCommand: AsyncParsableCommand {
             let stored = Dictionary(uniqueKeysWithValues: tracks.map { ($0.relativePath, $0) })
             report.unsupported = listing.unsupported.count
             report.pending = listing.files.filter { file in
+                if let coverage, !coverage.contains(relativePath: file.relativePath) { return false }
                 guard let track = stored[file.relativePath] else { return true }
                 if track.size != file.size || track.mtime != file.mtime || track.analyzerVersion != NaviscanVersion.version { return true }
                 if track.status == .failed { return false }
@@ -93,6 +98,7 @@ struct StatusCommand: AsyncParsableCommand {
         }
         print("store:       \(report.store)")
         print("library:     \(report.library ?? "unknown")")
+        if let shards = report.shards { print("shards:      \(shards) of the library (`naviscan merge` joins the others)") }
         var counts = "tracks:      \(report.analysed) analysed, \(report.failed) failed"
         if let unsupported = report.unsupported { counts += ", \(unsupported) unsupported" }
         counts += report.pending.map { ", \($0) pending" } ?? " (library not reachable: pending unknown)"

@@ -142,4 +142,73 @@ struct ScanPlannerTests {
         let plan = planner().plan(listing: listing([f]), stored: [r], identity: known)
         #expect(plan.reappeared == ["a.flac"] && plan.unchanged == 1)
     }
+
+    // MARK: shards
+
+    /// `count` paths of shard `index` of 2.
+    func paths(inShard index: Int, count: Int, prefix: String = "s") -> [String] {
+        Array((0...).lazy.map { "\(prefix)/\($0).flac" }.filter { Shard.index(ofRelativePath: $0, count: 2) == index }.prefix(count))
+    }
+
+    func sharded(_ index: Int, prune: Bool = false) -> ScanOptions {
+        var o = options
+        o.shard = Shard(index: index, count: 2)
+        o.prune = prune
+        return o
+    }
+
+    @Test("On a shard, stored tracks of other shards are never pruned, kept missing, relinked or analysed")
+    func otherShardsLeftAlone() {
+        let mine = paths(inShard: 0, count: 10).map { file($0) }
+        let theirs = paths(inShard: 1, count: 10).map { file($0) }
+        let stored = (mine + theirs).map { record($0) }
+        // The other shard's files are gone from the walk: that is not this shard's business.
+        for prune in [false, true] {
+            let plan = planner(sharded(0, prune: prune)).plan(listing: listing(mine), stored: stored, identity: known)
+            #expect(plan.prune.isEmpty && plan.keptMissing.isEmpty && plan.relinks.isEmpty && plan.work.isEmpty)
+            #expect(plan.unchanged == 10 && plan.files == 10 && plan.otherShardTracks == 10 && plan.pruneHeldBack == nil)
+        }
+        // The whole library's scan sees them vanish (half the store: the guard holds).
+        let whole = planner().plan(listing: listing(mine), stored: stored, identity: known)
+        #expect(whole.keptMissing.count == 10)
+        // The other shard's new files are not work here either.
+        let plan = planner(sharded(1)).plan(listing: listing(mine + theirs), stored: mine.map { record($0) }, identity: known)
+        #expect(plan.work.map(\.file.relativePath).sorted() == theirs.map(\.relativePath).sorted())
+        #expect(plan.otherShardFiles == 10 && plan.otherShardTracks == 10 && plan.unchanged == 0)
+    }
+
+    @Test("On a shard, the prune guard counts the shard's tracks, and an empty shard of a full library is no unmounted disk")
+    func shardPruneGuard() {
+        let mine = paths(inShard: 0, count: 10).map { file($0) }
+        let theirs = paths(inShard: 1, count: 30).map { file($0) }
+        // 2 of the shard's 10 vanish: 20 %, pruned (2 of 40 library files would be 5 %; 2 of 10 is the rule).
+        let two = planner(sharded(0)).plan(listing: listing(Array(mine.dropFirst(2)) + theirs), stored: mine.map { record($0) }, identity: known)
+        #expect(two.prune.count == 2 && two.pruneHeldBack == nil)
+        let three = planner(sharded(0)).plan(listing: listing(Array(mine.dropFirst(3)) + theirs), stored: mine.map { record($0) }, identity: known)
+        #expect(three.prune.isEmpty && three.keptMissing.count == 3 && three.pruneHeldBack?.contains("3 of 10") == true)
+        // Every file of the shard gone while the library is there: --prune may remove them.
+        let forced = planner(sharded(0, prune: true)).plan(listing: listing(theirs), stored: mine.map { record($0) }, identity: known)
+        #expect(forced.prune.count == 10 && forced.libraryTrusted)
+        // The whole library gone: held, --prune or not.
+        let down = planner(sharded(0, prune: true)).plan(listing: listing([]), stored: mine.map { record($0) }, identity: known)
+        #expect(down.prune.isEmpty && down.pruneHeldBack?.contains("holds no audio files") == true)
+    }
+
+    @Test("A file moved within its shard is re-linked; moved into another shard it is analysed there and removed here")
+    func shardRelink() {
+        let inZero = paths(inShard: 0, count: 2, prefix: "moved"), inOne = paths(inShard: 1, count: 1, prefix: "moved")
+        let old = file(inZero[0], size: 5000)
+        let stay = (0..<9).map { file(paths(inShard: 0, count: 9)[$0]) }
+        let stored = [record(old, hash: "abc")] + stay.map { record($0) }
+        let within = file(inZero[1], size: 5000, mtime: 2)
+        let hashes = [within.relativePath: "abc", inOne[0]: "abc"]
+        let same = planner(sharded(0), hashes: hashes).plan(listing: listing([within] + stay), stored: stored, identity: known)
+        #expect(same.relinks.map(\.to.relativePath) == [within.relativePath] && same.work.isEmpty && same.prune.isEmpty)
+
+        let across = file(inOne[0], size: 5000, mtime: 2)
+        let here = planner(sharded(0), hashes: hashes).plan(listing: listing([across] + stay), stored: stored, identity: known)
+        #expect(here.relinks.isEmpty && here.work.isEmpty && here.prune.map(\.relativePath) == [old.relativePath])
+        let there = planner(sharded(1), hashes: hashes).plan(listing: listing([across] + stay), stored: [], identity: known)
+        #expect(there.relinks.isEmpty && there.work.map(\.file.relativePath) == [across.relativePath] && there.prune.isEmpty)
+    }
 }

@@ -4,9 +4,9 @@ import NaviscanLibrary
 /// The analysis parameters a store records after each scan (in its meta table), so that a plain
 /// re-scan analyses the way the last one did rather than falling back to the defaults.
 enum RecordedParameters {
-    static let metaName = "analysis_parameters"
+    static let metaName = MetaKey.analysisParameters
     static let lastScanMetaName = "last_scan"
-    static let failedPathsMetaName = "failed_paths"
+    static let failedPathsMetaName = MetaKey.failedPaths
 
     /// The recorded values of the store at `databasePath`, or nil when there is no store or no record.
     static func read(databasePath: String) -> [String: SettingValue]? {
