@@ -65,10 +65,17 @@ public final class LibraryScanner: @unchecked Sendable {
         try checkShardCoverage(of: store)
         layout.removeTemporaryFiles()
 
-        let listing = try LibraryWalker(root: options.library, excluding: [options.output]).walk()
+        // The walk and the store's rows are independent reads: they are taken side by side.
+        var walked: Result<LibraryListing, Error>?
+        var stored: Result<[TrackRecord], Error>?
+        let walker = LibraryWalker(root: options.library, excluding: [options.output])
+        DispatchQueue.concurrentPerform(iterations: 2) { side in
+            if side == 0 { walked = Result { try walker.walk() } } else { stored = Result { try store.planningTracks() } }
+        }
+        let listing = try walked!.get()
         let identity = LibraryIdentity(root: try store.meta(MetaKey.libraryRoot),
                                        device: try store.meta(MetaKey.libraryDevice).flatMap { UInt64($0) })
-        let plan = ScanPlanner(options: options).plan(listing: listing, stored: try store.planningTracks(), identity: identity)
+        let plan = ScanPlanner(options: options).plan(listing: listing, stored: try stored!.get(), identity: identity)
         summary.total = plan.files
         summary.shard = options.shard?.description
         summary.otherShards = plan.otherShardFiles

@@ -127,8 +127,8 @@ public struct LibraryWalker {
                     pending.append((path, rel))
                 } else if (st.st_mode & S_IFMT) == S_IFREG {
                     if name.hasPrefix(".") { continue }
-                    let ext = name.split(separator: ".").last.map { $0.lowercased() } ?? ""
-                    guard name.contains(".") else { continue }
+                    guard let dot = name.utf8.lastIndex(of: UInt8(ascii: ".")) else { continue }
+                    let ext = String(name[name.index(after: dot)...]).lowercased()
                     if Self.supportedExtensions.contains(ext) {
                         listing.files.append(LibraryFile(relativePath: rel, path: path, size: Int64(st.st_size),
                                                          mtime: Self.modificationTime(st)))

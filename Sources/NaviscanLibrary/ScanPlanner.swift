@@ -57,7 +57,8 @@ public struct LibraryIdentity: Sendable, Equatable {
 public struct ScanPlanner {
     public var options: ScanOptions
     public var layout: OutputLayout
-    public var outputStamp: (String) -> String?
+    /// The stamp of a track's output file (by kind and key), nil when it is absent.
+    public var outputStamp: (OutputLayout.TrackOutput, String) -> String?
     public var contentHash: (LibraryFile) -> String? = { ContentHash.of(path: $0.path, size: $0.size) }
     /// The requested outputs' parameter fingerprints, computed once for every row compared.
     private let visFingerprint: String?
@@ -66,7 +67,7 @@ public struct ScanPlanner {
     public init(options: ScanOptions) {
         self.options = options
         layout = OutputLayout(root: options.output)
-        outputStamp = OutputStampCache().stamp(of:)
+        outputStamp = OutputStampReader(layout: layout).stamp
         visFingerprint = options.visualizer.map(AnalysisFingerprint.visualizer)
         profileFingerprint = options.profile.map(AnalysisFingerprint.profile)
     }
@@ -86,13 +87,34 @@ public struct ScanPlanner {
         plan.files = listing.files.count
         plan.otherShardFiles = whole.files.count - listing.files.count
         plan.otherShardTracks = allStored.count - stored.count
-        var byPath: [String: TrackRecord] = [:]
-        byPath.reserveCapacity(stored.count)
-        for record in stored { byPath[record.relativePath] = record }
-        let present = Set(listing.files.map(\.relativePath))
+        // Rows by index, not by value: a row is a dozen strings, and 100,000 copies of each cost more
+        // than the whole plan otherwise does.
+        var rowByPath: [String: Int] = [:]
+        rowByPath.reserveCapacity(stored.count)
+        for (index, record) in stored.enumerated() { rowByPath[record.relativePath] = index }
+
+        // Each file's row, and whether it must be analysed again: the checks stat each track's
+        // outputs, so they are spread over the scan's threads.
+        let files = listing.files
+        let rowOfFile = UnsafeMutableBufferPointer<Int>.allocate(capacity: files.count)
+        let stale = UnsafeMutableBufferPointer<Bool>.allocate(capacity: files.count)
+        defer {
+            rowOfFile.deallocate()
+            stale.deallocate()
+        }
+        let chunks = max(1, min(options.jobs, files.count / 1000))
+        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+            for i in (files.count * chunk / chunks)..<(files.count * (chunk + 1) / chunks) {
+                let row = rowByPath[files[i].relativePath] ?? -1
+                rowOfFile[i] = row
+                stale[i] = row < 0 || needsAnalysis(files[i], stored[row])
+            }
+        }
+        var present = [Bool](repeating: false, count: stored.count)
+        for row in rowOfFile where row >= 0 { present[row] = true }
 
         var vanished: [TrackRecord] = []
-        for record in stored where !present.contains(record.relativePath) {
+        for (row, record) in stored.enumerated() where !present[row] {
             if listing.isUnverified(record.relativePath) { plan.unverified += 1 } else { vanished.append(record) }
         }
 
@@ -100,7 +122,7 @@ public struct ScanPlanner {
         var relinked: Set<String> = []
         if !vanished.isEmpty {
             var candidates = Dictionary(grouping: vanished.filter { $0.status == .ok && $0.contentHash != nil && !needsNewAnalysis($0) }, by: \.size)
-            for file in listing.files where byPath[file.relativePath] == nil {
+            for (i, file) in files.enumerated() where rowOfFile[i] < 0 {
                 guard var sameSize = candidates[file.size], !sameSize.isEmpty, let hash = contentHash(file),
                       let match = sameSize.firstIndex(where: { $0.contentHash == hash }) else { continue }
                 plan.relinks.append(Relink(from: sameSize[match], to: file))
@@ -123,22 +145,12 @@ public struct ScanPlanner {
         }
         plan.libraryTrusted = plan.pruneHeldBack == nil && !whole.files.isEmpty
 
-        // The checks stat two output files per track: spread over the scan's threads.
-        let stale = UnsafeMutableBufferPointer<Bool>.allocate(capacity: listing.files.count)
-        defer { stale.deallocate() }
-        let chunks = max(1, min(options.jobs, listing.files.count / 1000))
-        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-            let range = (listing.files.count * chunk / chunks)..<(listing.files.count * (chunk + 1) / chunks)
-            for i in range {
-                let file = listing.files[i]
-                stale[i] = byPath[file.relativePath].map { needsAnalysis(file, $0) } ?? true
-            }
-        }
-        for (i, file) in listing.files.enumerated() where !relinked.contains(file.relativePath) {
-            guard let record = byPath[file.relativePath] else {
-                plan.work.append(WorkItem(file: file, previous: nil))
+        for (i, file) in files.enumerated() {
+            guard rowOfFile[i] >= 0 else {
+                if !relinked.contains(file.relativePath) { plan.work.append(WorkItem(file: file, previous: nil)) }
                 continue
             }
+            let record = stored[rowOfFile[i]]
             if record.missingSince != nil { plan.reappeared.append(record.relativePath) }
             if stale[i] {
                 plan.work.append(WorkItem(file: file, previous: record))
@@ -183,11 +195,11 @@ public struct ScanPlanner {
         if record.status == .failed { return options.retryFailed || record.failureKind == .access }
         if let visFingerprint {
             if record.visFingerprint != visFingerprint { return true }
-            if !outputMatches(layout.visPath(key: record.key), stamp: record.visStamp) { return true }
+            if !outputMatches(OutputLayout.visualizerFrames, key: record.key, stamp: record.visStamp) { return true }
         }
         if let profileFingerprint {
             if record.profileFingerprint != profileFingerprint { return true }
-            if !outputMatches(layout.profilePath(key: record.key), stamp: record.profileStamp) { return true }
+            if !outputMatches(OutputLayout.profile, key: record.key, stamp: record.profileStamp) { return true }
         }
         return false
     }
@@ -197,8 +209,8 @@ public struct ScanPlanner {
     }
 
     /// The file exists and, when the row recorded its stamp, is still that file.
-    private func outputMatches(_ path: String, stamp: String?) -> Bool {
-        guard let current = outputStamp(path) else { return false }
+    private func outputMatches(_ output: OutputLayout.TrackOutput, key: String, stamp: String?) -> Bool {
+        guard let current = outputStamp(output, key) else { return false }
         return stamp == nil || stamp == current
     }
 }

@@ -26,7 +26,7 @@ struct ScanPlannerTests {
 
     func planner(_ options: ScanOptions? = nil, hashes: [String: String] = [:]) -> ScanPlanner {
         var p = ScanPlanner(options: options ?? self.options)
-        p.outputStamp = { _ in "ok" }
+        p.outputStamp = { _, _ in "ok" }
         p.contentHash = { hashes[$0.relativePath] }
         return p
     }
@@ -127,9 +127,9 @@ struct ScanPlannerTests {
     func outputStamps() {
         let f = file("a.flac")
         var p = planner()
-        p.outputStamp = { $0.hasSuffix(".vis") ? "replaced" : "ok" }
+        p.outputStamp = { output, _ in output == OutputLayout.visualizerFrames ? "replaced" : "ok" }
         #expect(p.plan(listing: listing([f]), stored: [record(f)], identity: known).work.count == 1)
-        p.outputStamp = { $0.hasSuffix(".vis") ? nil : "ok" }
+        p.outputStamp = { output, _ in output == OutputLayout.visualizerFrames ? nil : "ok" }
         #expect(p.plan(listing: listing([f]), stored: [record(f)], identity: known).work.count == 1)
         #expect(planner().plan(listing: listing([f]), stored: [record(f)], identity: known).unchanged == 1)
     }
