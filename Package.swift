@@ -66,6 +66,7 @@ let package = Package(
             dependencies: [
                 "NaviscanLibrary",
                 "NaviscanCore",
+                "CSystemShims",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -265,12 +265,13 @@ public final class TrackStore: @unchecked Sendable {
         } catch { throw Self.libraryError(error, path: path) }
     }
 
-    public struct Counts: Sendable { public var profiles: Int; public var vis: Int }
+    public struct Counts: Sendable { public var profiles: Int; public var vis: Int; public var failed: Int }
 
     public func counts() async throws -> Counts {
         try await asyncRead { db in
             Counts(profiles: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM track WHERE status = 'ok' AND profile_fingerprint IS NOT NULL") ?? 0,
-                   vis: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM track WHERE status = 'ok' AND vis_fingerprint IS NOT NULL") ?? 0)
+                   vis: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM track WHERE status = 'ok' AND vis_fingerprint IS NOT NULL") ?? 0,
+                   failed: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM track WHERE status = 'failed'") ?? 0)
         }
     }
 

@@ -42,6 +42,16 @@ public enum NaviscanAPI {
         let precompute = PrecomputeQueue(processor: processor, store: store, hub: hub, workers: configuration.precomputeJobs,
                                          capacity: configuration.precomputeQueueCapacity, logger: logger)
         let visSize = VisCacheSize(directory: layout.visDirectory)
+        let maintainer = try configuration.maintenance.map { maintenance -> LibraryMaintainer in
+            guard let library else {
+                throw LibraryError.store(path: layout.databasePath, reason: "the library is unknown; pass --library to keep it analysed (or --no-watch)")
+            }
+            var options = ScanOptions(library: library, output: configuration.dataDirectory, visualizer: configuration.visualizer,
+                                      profile: configuration.profile, jobs: maintenance.jobs)
+            options.pruneThreshold = maintenance.pruneThreshold
+            options.lockOwner = .watch
+            return LibraryMaintainer(options: options, settings: maintenance, precompute: precompute, logger: logger)
+        }
 
         // HEAD answers every GET with the GET's headers and no body.
         let router = Router(context: BasicWebSocketRequestContext.self, options: .autoGenerateHeadEndpoints)
@@ -65,11 +75,18 @@ public enum NaviscanAPI {
 
         router.get("/health") { _, _ -> Response in
             let counts = try await store.counts()
-            return JSONBody.response(object: [
-                "status": "ok", "profile_count": counts.profiles, "vis_count": counts.vis,
+            let maintenance = maintainer?.status()
+            var answer: [String: Any] = [
+                "status": "ok", "profile_count": counts.profiles, "vis_count": counts.vis, "failed": counts.failed,
                 "vis_cache_size": await visSize.bytes(), "connected_clients": await hub.count,
                 "analyzer": "\(NaviscanVersion.name) \(NaviscanVersion.version)", "library": library ?? "",
-            ] as [String: Any])
+                "pending": await precompute.count + (maintenance?.pending ?? 0),
+                "watching": maintenance?.watching ?? false,
+                "scan_state": maintenance.map { $0.scanning ? "scanning" : $0.waiting ? "waiting" : "idle" } ?? "off",
+                "last_scan": maintenance?.lastScan.map { ISO8601DateFormatter().string(from: $0) } ?? NSNull(),
+            ]
+            if let error = maintenance?.lastScanError { answer["last_scan_error"] = error }
+            return JSONBody.response(object: answer)
         }
 
         router.get("/smart-dj/profile") { request, _ -> Response in
@@ -178,6 +195,7 @@ public enum NaviscanAPI {
             }
             switch await precompute.enqueue(file) {
             case .queued, .alreadyQueued:
+                maintainer?.makeWayForPrecompute()
                 return JSONBody.response(status: .accepted, object: ["status": "queued", "relative_path": path])
             case .full:
                 throw APIError(status: .serviceUnavailable,
@@ -236,6 +254,7 @@ public enum NaviscanAPI {
             logger: logger
         )
         app.addServices(StoreWatcher(store: store, hub: hub, interval: configuration.pollInterval, logger: logger))
+        if let maintainer { app.addServices(maintainer) }
         return app
     }
 }
