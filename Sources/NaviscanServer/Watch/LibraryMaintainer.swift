@@ -156,7 +156,7 @@ final class LibraryMaintainer: Service, @unchecked Sendable {
                 scanRequested = true
                 lastChange = .now
             }
-            if summary.analysed + summary.failed + summary.pruned + summary.relinked > 0 || summary.fault != nil {
+            if summary.analysed + summary.failed + summary.pruned + summary.relinked > 0 || summary.fault != nil || summary.pruneHeldBack != nil {
                 logger.info("library scan", metadata: ["analysed": "\(summary.analysed)", "failed": "\(summary.failed)",
                                                        "pruned": "\(summary.pruned)", "relinked": "\(summary.relinked)",
                                                        "held_back": "\(summary.pruneHeldBack ?? "no")", "fault": "\(summary.fault ?? "none")"])
