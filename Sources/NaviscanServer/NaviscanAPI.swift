@@ -16,6 +16,7 @@ import NIOCore
 ///     GET  /visualizer/frames?relative_path=P      (JSON; raw VisFrameBuffer with Accept: application/octet-stream or &format=binary)
 ///     POST /visualizer/precompute {"relative_path": P}   (GET …?relative_path=P: its state)
 ///     WS   /ws/push                                 ({"event": "track_analyzed", "relative_path": P})
+///     GET  /stream?relative_path=P                  (the audio file; single byte ranges)
 public enum NaviscanAPI {
     /// The largest POST body /smart-dj/bulk-profiles takes (10,000 long paths fit); more is 413.
     static let bulkBodyLimit = 4 << 20
@@ -24,7 +25,7 @@ public enum NaviscanAPI {
     static let routes: [String: [HTTPRequest.Method]] = [
         "/health": [.get, .head], "/smart-dj/profile": [.get, .head],
         "/smart-dj/bulk-profiles": [.get, .head, .post], "/visualizer/frames": [.get, .head],
-        "/visualizer/precompute": [.get, .head, .post], "/ws/push": [.get],
+        "/visualizer/precompute": [.get, .head, .post], "/ws/push": [.get], "/stream": [.get, .head],
     ]
 
     /// Builds the application: routes, middleware, the store watcher. Run it with `runService()`.
@@ -55,6 +56,13 @@ public enum NaviscanAPI {
 
         // HEAD answers every GET with the GET's headers and no body.
         let router = Router(context: BasicWebSocketRequestContext.self, options: .autoGenerateHeadEndpoints)
+        if let origin = configuration.corsOrigin {
+            // First, so that a preflight OPTIONS is answered before routing.
+            router.middlewares.add(CORSMiddleware(allowOrigin: origin == "*" ? .all : .custom(origin),
+                                                  allowHeaders: [.accept, .contentType, .range, .ifNoneMatch],
+                                                  allowMethods: [.get, .head, .post, .options],
+                                                  exposedHeaders: ["Content-Range", "Accept-Ranges", "Content-Length", "ETag"]))
+        }
         router.middlewares.add(RequestLogMiddleware())
         router.middlewares.add(JSONErrorMiddleware(allowedMethods: routes))
 
@@ -181,6 +189,14 @@ public enum NaviscanAPI {
                 try await writer.write(ByteBuffer(bytes: FramesJSON.suffix))
                 try await writer.finish(nil)
             })
+        }
+
+        router.get("/stream") { request, context -> Response in
+            guard configuration.stream else { throw APIError.notFound("streaming is turned off on this server (--no-stream)") }
+            let path = try RelativePath.validate(request.uri.queryParameters.get("relative_path"))
+            guard let library else { throw APIError(status: .serviceUnavailable, message: "the library root is unknown; start the server with --library") }
+            let file = try await Task.detached { try LibraryTrackFile.resolve(path, library: library) }.value
+            return try await AudioStream.response(file: file, request: request, context: context)
         }
 
         router.post("/visualizer/precompute") { request, _ -> Response in
