@@ -240,6 +240,17 @@ public final class TrackStore: @unchecked Sendable {
         try await asyncRead { try TrackRecord.fetchOne($0, key: relativePath) }
     }
 
+    /// Every track with its tags, ordered by path (the web page's library table).
+    public func tracksWithTags() async throws -> [TrackRecord] {
+        try await asyncRead { db in
+            var tags: [String: TrackTags] = [:]
+            for record in try TrackTagsRecord.fetchAll(db) { tags[record.relativePath] = record.tags }
+            var tracks = try TrackRecord.order(Column("relative_path")).fetchAll(db)
+            for i in tracks.indices { tracks[i].tags = tags[tracks[i].relativePath] }
+            return tracks
+        }
+    }
+
     /// The stored profile JSON of each path that has one.
     public func profiles(relativePaths: [String]) async throws -> [String: String] {
         try await asyncRead { db in

@@ -17,6 +17,7 @@ import NIOCore
 ///     POST /visualizer/precompute {"relative_path": P}   (GET …?relative_path=P: its state)
 ///     WS   /ws/push                                 ({"event": "track_analyzed", "relative_path": P})
 ///     GET  /stream?relative_path=P                  (the audio file; single byte ranges)
+///     GET  /  and  /track?relative_path=P          (the web page; /static/NAME its script and style)
 public enum NaviscanAPI {
     /// The largest POST body /smart-dj/bulk-profiles takes (10,000 long paths fit); more is 413.
     static let bulkBodyLimit = 4 << 20
@@ -26,6 +27,7 @@ public enum NaviscanAPI {
         "/health": [.get, .head], "/smart-dj/profile": [.get, .head],
         "/smart-dj/bulk-profiles": [.get, .head, .post], "/visualizer/frames": [.get, .head],
         "/visualizer/precompute": [.get, .head, .post], "/ws/push": [.get], "/stream": [.get, .head],
+        "/": [.get, .head], "/track": [.get, .head],
     ]
 
     /// Builds the application: routes, middleware, the store watcher. Run it with `runService()`.
@@ -197,6 +199,53 @@ public enum NaviscanAPI {
             guard let library else { throw APIError(status: .serviceUnavailable, message: "the library root is unknown; start the server with --library") }
             let file = try await Task.detached { try LibraryTrackFile.resolve(path, library: library) }.value
             return try await AudioStream.response(file: file, request: request, context: context)
+        }
+
+        let web = try WebAssets.locate().map { try WebAssets(directory: $0) }
+        if web == nil { logger.warning("the web page's files are not installed; / answers 503 (set NAVISCAN_WEB_DIR to Sources/NaviscanServer/Web/Assets, or reinstall)") }
+        @Sendable func webAssets() throws -> WebAssets {
+            guard let web else {
+                throw APIError(status: .serviceUnavailable, message: "the web page's files are not installed (PREFIX/share/naviscan/web); reinstall naviscan, or set NAVISCAN_WEB_DIR")
+            }
+            return web
+        }
+
+        router.get("/") { _, _ -> Response in
+            let web = try webAssets()
+            let tracks = try await store.tracksWithTags()
+            let counts = try await store.counts()
+            let maintenance = maintainer?.status()
+            let state = maintenance.map { $0.scanning ? "scanning" : $0.waiting ? "waiting" : "idle" } ?? "off"
+            let stateText = ["scanning": "scanning", "waiting": "changes seen, waiting for them to settle", "idle": "up to date", "off": "not watching"]
+            let storeBytes = (try? FileManager.default.attributesOfItem(atPath: layout.databasePath)[.size] as? Int64) ?? 0
+            let failures = tracks.filter { $0.status == .failed }.map {
+                ["path": $0.relativePath, "link": WebText.query($0.relativePath), "reason": $0.errorMessage ?? "failed"]
+            }
+            return web.page("library", [
+                "library": library ?? configuration.dataDirectory, "analyzer": "\(NaviscanVersion.name) \(NaviscanVersion.version)",
+                "track_count": tracks.count, "profile_count": counts.profiles, "vis_count": counts.vis, "failed_count": counts.failed,
+                "pending": await precompute.count + (maintenance?.pending ?? 0),
+                "disk_use": WebText.bytes(await visSize.bytes() + storeBytes), "scan_state": state, "scan_state_text": stateText[state] ?? state,
+                "last_scan": maintenance?.lastScan.map { ISO8601DateFormatter().string(from: $0) } ?? "", "watching": maintenance?.watching ?? false,
+                "has_failures": !failures.isEmpty, "failures": failures, "tracks": tracks.map(WebText.row),
+            ])
+        }
+
+        router.get("/track") { request, _ -> Response in
+            let web = try webAssets()
+            let path = try RelativePath.validate(request.uri.queryParameters.get("relative_path"))
+            guard let record = try await store.track(relativePath: path) else { throw APIError.notFound("no track \(path) in the store") }
+            var profile: [String: Any] = [:]
+            if let json = record.profileJSON { profile = (try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]) ?? [:] }
+            return web.page("track", [
+                "path": path, "link": WebText.query(path), "stream": configuration.stream,
+                "failed": record.status == .failed ? (record.errorMessage ?? "failed") : false,
+                "fields": WebText.profileFields(profile),
+            ])
+        }
+
+        router.get("/static/{name}") { _, context -> Response in
+            try webAssets().file(named: context.parameters.get("name") ?? "")
         }
 
         router.post("/visualizer/precompute") { request, _ -> Response in
