@@ -92,7 +92,7 @@ public enum NaviscanAPI {
                 "analyzer": "\(NaviscanVersion.name) \(NaviscanVersion.version)", "library": library ?? "",
                 "pending": await precompute.count + (maintenance?.pending ?? 0),
                 "watching": maintenance?.watching ?? false,
-                "scan_state": maintenance.map { $0.scanning ? "scanning" : $0.waiting ? "waiting" : "idle" } ?? "off",
+                "scan_state": maintenance?.state ?? "off",
                 "last_scan": maintenance?.lastScan.map { ISO8601DateFormatter().string(from: $0) } ?? NSNull(),
             ]
             if let error = maintenance?.lastScanError { answer["last_scan_error"] = error }
@@ -215,8 +215,8 @@ public enum NaviscanAPI {
             let tracks = try await store.tracksWithTags()
             let counts = try await store.counts()
             let maintenance = maintainer?.status()
-            let state = maintenance.map { $0.scanning ? "scanning" : $0.waiting ? "waiting" : "idle" } ?? "off"
-            let stateText = ["scanning": "scanning", "waiting": "changes seen, waiting for them to settle", "idle": "up to date", "off": "not watching"]
+            let state = maintenance?.state ?? "off"
+            let stateText = ["scanning": "scanning", "waiting": "changes seen; a scan starts once they settle", "idle": "up to date", "off": "not watching"]
             let storeBytes = (try? FileManager.default.attributesOfItem(atPath: layout.databasePath)[.size] as? Int64) ?? 0
             let failures = tracks.filter { $0.status == .failed }.map {
                 ["path": $0.relativePath, "link": WebText.query($0.relativePath), "reason": $0.errorMessage ?? "failed"]

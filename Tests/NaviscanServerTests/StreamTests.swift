@@ -101,7 +101,8 @@ struct StreamTests {
         let track = query(served.tracks[0])
         let endpoints = ["/health", "/smart-dj/profile?relative_path=" + track, "/smart-dj/bulk-profiles?paths=" + track,
                          "/visualizer/frames?relative_path=" + track, "/visualizer/precompute?relative_path=" + track,
-                         "/stream?relative_path=" + track, "/smart-dj/profile?relative_path=none.flac"]
+                         "/stream?relative_path=" + track, "/smart-dj/profile?relative_path=none.flac",
+                         "/", "/track?relative_path=" + track, "/static/track.js"]
         try await served.app().test(.live) { client in
             for uri in endpoints {
                 let get = try await client.execute(uri: uri, method: .get) { ($0.status, $0.headers[.contentType]) }

@@ -24,6 +24,9 @@ final class LibraryMaintainer: Service, @unchecked Sendable {
         var pending: Int
         var lastScan: Date?
         var lastScanError: String?
+
+        /// `scanning`, `waiting` (for changes to settle) or `idle`.
+        var state: String { scanning ? "scanning" : waiting ? "waiting" : "idle" }
     }
 
     private let options: ScanOptions

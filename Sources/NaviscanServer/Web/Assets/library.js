@@ -44,7 +44,7 @@ search.addEventListener("input", filter);
 filter();
 
 // Live state: the counts from /health, refreshed on every pushed event and every few seconds.
-const stateText = { scanning: "scanning", waiting: "changes seen, waiting for them to settle", idle: "up to date", off: "not watching" };
+const stateText = { scanning: "scanning", waiting: "changes seen; a scan starts once they settle", idle: "up to date", off: "not watching" };
 
 async function refresh() {
   try {
