@@ -137,4 +137,42 @@ struct LibraryWatchTests {
             #expect(try await served.health(client)["profile_count"] as? Int == 9)
         }
     }
+
+    @Test("a precompute request goes ahead of a running background scan, which resumes after it")
+    func precomputeFirst() async throws {
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        // Sixteen unanalysed tracks for the server's first background scan (one worker).
+        let extra = (1...16).map { String(format: "Backlog/%02d.flac", $0) }
+        try FileManager.default.createDirectory(atPath: served.library + "/Backlog", withIntermediateDirectories: true)
+        for (i, path) in extra.enumerated() {
+            try AudioFileWriter.write(.sine(frequency: 300 + 40 * Double(i), duration: 6, channels: 2), to: served.library + "/" + path, format: .flac16)
+        }
+        var configuration = ServerConfiguration(dataDirectory: served.data, library: served.library, port: 0)
+        configuration.pollInterval = .milliseconds(100)
+        var maintenance = Maintenance()
+        maintenance.settle = .milliseconds(200)
+        maintenance.jobs = 1
+        configuration.maintenance = maintenance
+        try await NaviscanAPI.makeApplication(configuration: configuration, logger: Logger(label: "naviscan-test-server")).test(.live) { client in
+            let log = EventLog()
+            let socket = try await connectPushClient(client, log: log)
+            defer { socket.cancel() }
+            // Once the scan has analysed its first track, ask for one it has not reached.
+            try await waitFor(log, ["Backlog/"])
+            var wanted = extra[0]
+            for path in extra.reversed() where !(await log.contains(path)) { wanted = path; break }
+            let done = await log.messages.filter { $0.contains("Backlog/") }.count
+            #expect(done < 4, "the scan ran too far before the request: \(done) tracks")
+            let (status, _) = try await post(client, wanted)
+            #expect(status == .accepted)
+            try await waitFor(log, [wanted])
+            let events = await log.messages
+            let before = events.prefix { !$0.contains(wanted) }.filter { $0.contains("Backlog/") }.count
+            #expect(before < extra.count - 2, "the precompute waited for the scan: \(before) tracks before it")
+            // The scan resumes and finishes the rest.
+            try await waitFor(log, extra, seconds: 120)
+            for path in extra { #expect(await log.contains(path), "\(path)") }
+        }
+    }
 }
