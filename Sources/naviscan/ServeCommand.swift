@@ -9,11 +9,17 @@ import NIOCore
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve profiles and visualizer frames over HTTP (the companion API's read endpoints).",
+        abstract: "Serve profiles, visualizer frames, the audio and a web page over HTTP, keeping the library analysed.",
         discussion: """
             --out defaults to LIBRARY/.naviscan for the library given with --library (or 'library' in the \
             config file), the same place `scan` writes. --data is the same as --out. Ctrl-C or SIGTERM stops \
             it cleanly.
+
+            While it serves, it keeps the library analysed: it scans once at start, watches the library \
+            (inotify, new folders included) and scans again, incrementally and with the same prune guard as \
+            `naviscan scan`, once changes have been quiet for 3 s and no file is still being written; and it \
+            re-scans everything every --rescan-interval. --no-watch turns all of that off. Open \
+            http://HOST:PORT/ for the web page.
 
             Examples:
               naviscan serve --library ~/Music
@@ -30,7 +36,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("TCP port (\(Settings.port.defaultText)).", valueName: "port"))
     var port: Int?
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Worker threads for POST /visualizer/precompute (\(Settings.serveJobs.defaultText))."))
+    @Option(name: .shortAndLong, help: ArgumentHelp("Worker threads for POST /visualizer/precompute and background scans (\(Settings.serveJobs.defaultText))."))
     var jobs: Int?
 
     @Flag(name: .customLong("no-watch"), help: "Do not keep the library analysed: no watch, no background scans.")

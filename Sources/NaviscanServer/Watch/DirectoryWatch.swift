@@ -27,6 +27,8 @@ final class DirectoryWatch: @unchecked Sendable {
     private var stopped = false
     /// Watch descriptor → folder, relative to the root ("" for the root).
     private var folders: [Int32: String] = [:]
+    /// Folders that could not be watched (usually fs.inotify.max_user_watches reached), and why.
+    private(set) var unwatched: (count: Int, reason: String) = (0, "")
     private var thread: Thread?
 
     /// Watches `root`; throws when the system has no inotify or the root cannot be watched.
@@ -38,6 +40,7 @@ final class DirectoryWatch: @unchecked Sendable {
         guard fd >= 0 else { throw WatchError(reason: String(cString: strerror(errno))) }
         guard addTree("") else {
             close(fd)
+            unwatched = (0, "")
             throw WatchError(reason: "cannot watch \(self.root): \(String(cString: strerror(errno)))")
         }
     }
@@ -81,10 +84,13 @@ final class DirectoryWatch: @unchecked Sendable {
         let path = absolute(relative)
         if excluded.contains(path) { return true }
         let wd = SystemPath.withCString(path) { naviscan_watch_add(fd, $0) }
-        guard wd >= 0 else { return false }
-        lock.lock()
-        folders[wd] = relative
-        lock.unlock()
+        guard wd >= 0 else {
+            let reason = errno == ENOSPC ? "the system's limit fs.inotify.max_user_watches is reached; raise it with sysctl"
+                : String(cString: strerror(errno))
+            lock.withLock { unwatched = (unwatched.count + 1, reason) }
+            return false
+        }
+        lock.withLock { folders[wd] = relative }
         for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] where !name.hasPrefix(".") {
             var isDirectory: ObjCBool = false
             let child = relative.isEmpty ? name : relative + "/" + name

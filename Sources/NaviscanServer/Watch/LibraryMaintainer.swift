@@ -99,6 +99,10 @@ final class LibraryMaintainer: Service, @unchecked Sendable {
                 watch.start()
                 lock.withLock { self.watch = watch }
                 logger.info("watching the library", metadata: ["library": "\(options.library)", "folders": "\(watch.watchedFolders)"])
+                let unwatched = watch.unwatched
+                if unwatched.count > 0 {
+                    logger.warning("\(unwatched.count) folders are not watched (\(unwatched.reason)); periodic re-scans still cover them")
+                }
             } catch {
                 logger.warning("\(error)")
             }
