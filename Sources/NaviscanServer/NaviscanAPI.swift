@@ -226,7 +226,7 @@ public enum NaviscanAPI {
                 "track_count": tracks.count, "profile_count": counts.profiles, "vis_count": counts.vis, "failed_count": counts.failed,
                 "pending": await precompute.count + (maintenance?.pending ?? 0),
                 "disk_use": WebText.bytes(await visSize.bytes() + storeBytes), "scan_state": state, "scan_state_text": stateText[state] ?? state,
-                "last_scan": maintenance?.lastScan.map { ISO8601DateFormatter().string(from: $0) } ?? "", "watching": maintenance?.watching ?? false,
+                "last_scan": maintenance?.lastScan.map(WebText.time) ?? "", "watching": maintenance?.watching ?? false,
                 "has_failures": !failures.isEmpty, "failures": failures, "tracks": tracks.map(WebText.row),
             ])
         }

@@ -69,6 +69,11 @@ enum WebText {
             : String(format: "%d:%02d", total / 60, total % 60)
     }
 
+    /// `2026-11-23 07:42:56 UTC`
+    static func time(_ date: Date) -> String {
+        ISO8601DateFormatter().string(from: date).replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: " UTC")
+    }
+
     static func number(_ value: Double?, digits: Int = 1, unit: String = "") -> String {
         guard let value, value.isFinite else { return "" }
         return String(format: "%.\(digits)f", value) + unit

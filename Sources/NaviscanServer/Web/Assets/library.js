@@ -56,7 +56,7 @@ async function refresh() {
     const state = document.getElementById("scan-state");
     state.dataset.state = health.scan_state;
     state.textContent = stateText[health.scan_state] ?? health.scan_state;
-    if (health.last_scan) document.getElementById("last-scan").textContent = new Date(health.last_scan).toLocaleString();
+    if (health.last_scan) document.getElementById("last-scan").textContent = health.last_scan.replace("T", " ").replace("Z", " UTC");
   } catch (error) {
     document.getElementById("live").textContent = "The server does not answer; is naviscan serve running?";
   }
