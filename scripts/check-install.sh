@@ -4,8 +4,8 @@
 #  2. the binary links no Swift runtime library, only system ones;
 #  3. copied to another directory, it scans the demo library with the toolchain hidden: a private
 #     mount namespace with an empty tmpfs over the toolchain's directory, LD_LIBRARY_PATH empty;
-#  4. the systemd units verify (systemd-analyze verify, with the installed binary at its ExecStart path);
-#  5. the installed binary serves the web page from PREFIX/share/naviscan/web;
+#  4. the installed binary serves the web page from PREFIX/share/naviscan/web;
+#  5. the systemd units verify (systemd-analyze verify, with the installed binary at its ExecStart path);
 #  6. completions and the man page are installed, and `make uninstall` removes everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
