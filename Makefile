@@ -22,7 +22,7 @@ SHARE = $(DESTDIR)$(PREFIX)/share/naviscan
 runtime-packages:
 	@echo $(RUNTIME_PACKAGES)
 
-.PHONY: all runtime-packages deps build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check install uninstall man check-install clean
+.PHONY: all runtime-packages deps browser-deps test-browser screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check install uninstall man check-install clean
 
 all: build
 
@@ -44,6 +44,25 @@ build: deps
 test: deps
 	$(SWIFT) build --product naviscan
 	$(SWIFT) test --no-parallel
+
+# The web page in a real browser (Debian's chromium, headless, over the DevTools protocol; a python3
+# stdlib client): the table lists the demo library, the track page draws its visualizer (and its
+# waveform where the server has /waveform), the audio loads through /stream with a Range request.
+test-browser: deps browser-deps
+	$(SWIFT) build --product naviscan
+	python3 scripts/browser-test.py .build/debug/naviscan
+
+# The same run, keeping a screenshot of each page for the README (docs/screenshots/).
+screenshots: deps browser-deps
+	$(SWIFT) build --product naviscan
+	python3 scripts/browser-test.py .build/debug/naviscan --screenshots docs/screenshots
+
+browser-deps:
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then \
+		echo "==> installing chromium python3"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium python3; \
+	fi
 
 # Scans the bundled demo library (Fixtures/demo), prints one track's DJ profile, draws its frames as text.
 demo: build
@@ -95,12 +114,15 @@ install: build
 	sed 's|/usr/local/bin/naviscan|$(PREFIX)/bin/naviscan|' dist/naviscan-scan.service > $(SYSTEMD_UNITS)/naviscan-scan.service
 	install -m 644 dist/naviscan-scan.timer $(SYSTEMD_UNITS)/naviscan-scan.timer
 	install -m 644 dist/config.example.json $(SHARE)/config.example.json
+	install -d $(SHARE)/web
+	install -m 644 Sources/NaviscanServer/Web/Assets/* $(SHARE)/web/
 	@echo "installed $(BINDIR)/naviscan; it needs these Debian packages at run time: $(RUNTIME_PACKAGES)"
 
 uninstall:
 	rm -f $(BINDIR)/naviscan $(MANDIR)/naviscan.1 $(BASH_COMPLETIONS)/naviscan $(ZSH_COMPLETIONS)/_naviscan \
 		$(FISH_COMPLETIONS)/naviscan.fish $(SYSTEMD_UNITS)/naviscan-serve.service $(SYSTEMD_UNITS)/naviscan-scan.service \
 		$(SYSTEMD_UNITS)/naviscan-scan.timer $(SHARE)/config.example.json
+	rm -rf $(SHARE)/web
 	-rmdir $(SHARE) 2>/dev/null
 
 # Regenerates docs/naviscan.1 from the commands' help (swift-argument-parser's generate-manual plugin).

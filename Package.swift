@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.0.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.0.0"),
     ],
     targets: [
         // C libraries, each a module map + shim header; the only targets that touch C.
@@ -66,11 +67,15 @@ let package = Package(
             dependencies: [
                 "NaviscanLibrary",
                 "NaviscanCore",
+                "CSystemShims",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+                .product(name: "Mustache", package: "swift-mustache"),
+            ],
+            // The web page's templates, script and style (installed to share/naviscan/web by `make install`).
+            resources: [.copy("Web/Assets")]
         ),
         // Deterministic test signals and a WAV/FLAC writer, shared by tests and benchmarks.
         .target(name: "NaviscanTestSupport", dependencies: ["NaviscanCore", "CSndFile"]),

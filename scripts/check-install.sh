@@ -4,8 +4,9 @@
 #  2. the binary links no Swift runtime library, only system ones;
 #  3. copied to another directory, it scans the demo library with the toolchain hidden: a private
 #     mount namespace with an empty tmpfs over the toolchain's directory, LD_LIBRARY_PATH empty;
-#  4. the systemd units verify (systemd-analyze verify, with the installed binary at its ExecStart path);
-#  5. completions and the man page are installed, and `make uninstall` removes everything.
+#  4. the installed binary serves the web page from PREFIX/share/naviscan/web;
+#  5. the systemd units verify (systemd-analyze verify, with the installed binary at its ExecStart path);
+#  6. completions and the man page are installed, and `make uninstall` removes everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,6 +56,22 @@ unshare $unshare_flags --propagation private sh -euc '
 grep -q '"analysed" : 3' "$scratch/summary.json" || { cat "$scratch/summary.json"; echo "FAIL: the scan did not analyse the demo library" >&2; exit 1; }
 echo "   3 tracks analysed with $toolchain hidden"
 
+echo "== the installed binary serves the web page from share/naviscan/web"
+"$bin" serve --out "$scratch/out" --port 0 --no-watch 2> "$scratch/serve.log" &
+serve_pid=$!
+port=
+for _ in $(seq 100); do
+    port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$scratch/serve.log")
+    [ -n "$port" ] && break
+    sleep 0.1
+done
+page=$( { exec 3<>"/dev/tcp/127.0.0.1/${port:-1}" && printf 'GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3 && cat <&3; } 2>/dev/null || true)
+kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true
+case "$page" in
+    *"200 OK"*"groove_120bpm.mp3"*) echo "   GET / lists the demo library" ;;
+    *) cat "$scratch/serve.log"; echo "FAIL: the installed server does not serve its web page" >&2; exit 1 ;;
+esac
+
 echo "== systemd units"
 units="$stage/usr/local/lib/systemd/system"
 unshare $unshare_flags --propagation private sh -euc '
@@ -66,7 +83,8 @@ echo "   naviscan-scan.timer, naviscan-scan.service, naviscan-serve.service veri
 
 echo "== completions, man page, uninstall"
 for f in share/man/man1/naviscan.1 share/bash-completion/completions/naviscan share/zsh/site-functions/_naviscan \
-         share/fish/vendor_completions.d/naviscan.fish share/naviscan/config.example.json; do
+         share/fish/vendor_completions.d/naviscan.fish share/naviscan/config.example.json \
+         share/naviscan/web/library.mustache share/naviscan/web/track.js; do
     [ -s "$stage/usr/local/$f" ] || { echo "FAIL: $f not installed" >&2; exit 1; }
 done
 grep -q "scan" "$stage/usr/local/share/bash-completion/completions/naviscan"

@@ -55,7 +55,7 @@ public final class LibraryScanner: @unchecked Sendable {
         }
         guard isDirectory.boolValue else { throw LibraryError.libraryUnreadable(path: options.library, reason: "not a directory") }
         try OutputLayout.createWritableDirectory(options.output)
-        let scanLock = try ScanLock(path: layout.lockPath, outputDirectory: options.output, owner: .scan)
+        let scanLock = try ScanLock(path: layout.lockPath, outputDirectory: options.output, owner: options.lockOwner)
         defer { withExtendedLifetime(scanLock) {} }
         var summary = ScanSummary()
         if options.rebuildStore && FileManager.default.fileExists(atPath: layout.databasePath) {

@@ -14,12 +14,14 @@ public final class ScanLock {
         case scan = "naviscan scan"
         case precompute = "naviscan serve (precompute)"
         case merge = "naviscan merge"
+        case watch = "naviscan serve (keeping the library analysed)"
     }
 
     private let fd: Int32
 
-    /// Takes the lock, or throws `alreadyRunning` naming the holder. A scan or merge waits up to `serverWait`
-    /// seconds for a server's precompute to finish; anything else is refused at once.
+    /// Takes the lock, or throws `alreadyRunning` naming the holder. A scan or merge (and the
+    /// server's own background scan) waits up to `serverWait` seconds for a server's precompute to
+    /// finish; anything else is refused at once.
     public init(path: String, outputDirectory: String, owner: Owner, serverWait: Double = 120) throws {
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {

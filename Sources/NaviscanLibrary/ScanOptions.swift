@@ -22,6 +22,8 @@ public struct ScanOptions: Sendable {
     /// Analyse only this shard's tracks (nil: the whole library). Stored tracks of other shards are
     /// left as they are: never pruned, relinked or analysed.
     public var shard: Shard?
+    /// Who holds OUT/naviscan.lock for the run (named to a second scan that is refused).
+    public var lockOwner: ScanLock.Owner = .scan
 
     public init(library: String, output: String, visualizer: VisualizerConfig?, profile: ProfileConfig?, jobs: Int, force: Bool = false) {
         self.library = library

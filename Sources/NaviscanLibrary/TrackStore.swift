@@ -240,6 +240,17 @@ public final class TrackStore: @unchecked Sendable {
         try await asyncRead { try TrackRecord.fetchOne($0, key: relativePath) }
     }
 
+    /// Every track with its tags, ordered by path (the web page's library table).
+    public func tracksWithTags() async throws -> [TrackRecord] {
+        try await asyncRead { db in
+            var tags: [String: TrackTags] = [:]
+            for record in try TrackTagsRecord.fetchAll(db) { tags[record.relativePath] = record.tags }
+            var tracks = try TrackRecord.order(Column("relative_path")).fetchAll(db)
+            for i in tracks.indices { tracks[i].tags = tags[tracks[i].relativePath] }
+            return tracks
+        }
+    }
+
     /// The stored profile JSON of each path that has one.
     public func profiles(relativePaths: [String]) async throws -> [String: String] {
         try await asyncRead { db in
@@ -265,12 +276,13 @@ public final class TrackStore: @unchecked Sendable {
         } catch { throw Self.libraryError(error, path: path) }
     }
 
-    public struct Counts: Sendable { public var profiles: Int; public var vis: Int }
+    public struct Counts: Sendable { public var profiles: Int; public var vis: Int; public var failed: Int }
 
     public func counts() async throws -> Counts {
         try await asyncRead { db in
             Counts(profiles: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM track WHERE status = 'ok' AND profile_fingerprint IS NOT NULL") ?? 0,
-                   vis: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM track WHERE status = 'ok' AND vis_fingerprint IS NOT NULL") ?? 0)
+                   vis: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM track WHERE status = 'ok' AND vis_fingerprint IS NOT NULL") ?? 0,
+                   failed: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM track WHERE status = 'failed'") ?? 0)
         }
     }
 

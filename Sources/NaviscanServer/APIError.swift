@@ -59,14 +59,17 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// One info line per request: method, path, status, duration.
+/// One info line per request: method, path, the track it names, the range asked, status, duration.
 struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         let response = try await next(request, context)
         let elapsed = start.duration(to: .now)
         let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) * 1e-15
-        context.logger.info("\(request.method) \(request.uri.path) \(response.status.code) \(String(format: "%.2f", ms)) ms")
+        var line = "\(request.method) \(request.uri.path)"
+        if let track = request.uri.queryParameters.get("relative_path") { line += " \"\(track)\"" }
+        if let range = request.headers[.range] { line += " (\(range))" }
+        context.logger.info("\(line) \(response.status.code) \(String(format: "%.2f", ms)) ms")
         return response
     }
 }

@@ -16,6 +16,8 @@ import NIOCore
 ///     GET  /visualizer/frames?relative_path=P      (JSON; raw VisFrameBuffer with Accept: application/octet-stream or &format=binary)
 ///     POST /visualizer/precompute {"relative_path": P}   (GET …?relative_path=P: its state)
 ///     WS   /ws/push                                 ({"event": "track_analyzed", "relative_path": P})
+///     GET  /stream?relative_path=P                  (the audio file; single byte ranges)
+///     GET  /  and  /track?relative_path=P          (the web page; /static/NAME its script and style)
 public enum NaviscanAPI {
     /// The largest POST body /smart-dj/bulk-profiles takes (10,000 long paths fit); more is 413.
     static let bulkBodyLimit = 4 << 20
@@ -24,7 +26,8 @@ public enum NaviscanAPI {
     static let routes: [String: [HTTPRequest.Method]] = [
         "/health": [.get, .head], "/smart-dj/profile": [.get, .head],
         "/smart-dj/bulk-profiles": [.get, .head, .post], "/visualizer/frames": [.get, .head],
-        "/visualizer/precompute": [.get, .head, .post], "/ws/push": [.get],
+        "/visualizer/precompute": [.get, .head, .post], "/ws/push": [.get], "/stream": [.get, .head],
+        "/": [.get, .head], "/track": [.get, .head],
     ]
 
     /// Builds the application: routes, middleware, the store watcher. Run it with `runService()`.
@@ -42,9 +45,26 @@ public enum NaviscanAPI {
         let precompute = PrecomputeQueue(processor: processor, store: store, hub: hub, workers: configuration.precomputeJobs,
                                          capacity: configuration.precomputeQueueCapacity, logger: logger)
         let visSize = VisCacheSize(directory: layout.visDirectory)
+        let maintainer = try configuration.maintenance.map { maintenance -> LibraryMaintainer in
+            guard let library else {
+                throw LibraryError.store(path: layout.databasePath, reason: "the library is unknown; pass --library to keep it analysed (or --no-watch)")
+            }
+            var options = ScanOptions(library: library, output: configuration.dataDirectory, visualizer: configuration.visualizer,
+                                      profile: configuration.profile, jobs: maintenance.jobs)
+            options.pruneThreshold = maintenance.pruneThreshold
+            options.lockOwner = .watch
+            return LibraryMaintainer(options: options, settings: maintenance, precompute: precompute, logger: logger)
+        }
 
         // HEAD answers every GET with the GET's headers and no body.
         let router = Router(context: BasicWebSocketRequestContext.self, options: .autoGenerateHeadEndpoints)
+        if let origin = configuration.corsOrigin {
+            // First, so that a preflight OPTIONS is answered before routing.
+            router.middlewares.add(CORSMiddleware(allowOrigin: origin == "*" ? .all : .custom(origin),
+                                                  allowHeaders: [.accept, .contentType, .range, .ifNoneMatch],
+                                                  allowMethods: [.get, .head, .post, .options],
+                                                  exposedHeaders: ["Content-Range", "Accept-Ranges", "Content-Length", "ETag"]))
+        }
         router.middlewares.add(RequestLogMiddleware())
         router.middlewares.add(JSONErrorMiddleware(allowedMethods: routes))
 
@@ -65,11 +85,18 @@ public enum NaviscanAPI {
 
         router.get("/health") { _, _ -> Response in
             let counts = try await store.counts()
-            return JSONBody.response(object: [
-                "status": "ok", "profile_count": counts.profiles, "vis_count": counts.vis,
+            let maintenance = maintainer?.status()
+            var answer: [String: Any] = [
+                "status": "ok", "profile_count": counts.profiles, "vis_count": counts.vis, "failed": counts.failed,
                 "vis_cache_size": await visSize.bytes(), "connected_clients": await hub.count,
                 "analyzer": "\(NaviscanVersion.name) \(NaviscanVersion.version)", "library": library ?? "",
-            ] as [String: Any])
+                "pending": await precompute.count + (maintenance?.pending ?? 0),
+                "watching": maintenance?.watching ?? false,
+                "scan_state": maintenance?.state ?? "off",
+                "last_scan": maintenance?.lastScan.map { ISO8601DateFormatter().string(from: $0) } ?? NSNull(),
+            ]
+            if let error = maintenance?.lastScanError { answer["last_scan_error"] = error }
+            return JSONBody.response(object: answer)
         }
 
         router.get("/smart-dj/profile") { request, _ -> Response in
@@ -166,6 +193,61 @@ public enum NaviscanAPI {
             })
         }
 
+        router.get("/stream") { request, context -> Response in
+            guard configuration.stream else { throw APIError.notFound("streaming is turned off on this server (--no-stream)") }
+            let path = try RelativePath.validate(request.uri.queryParameters.get("relative_path"))
+            guard let library else { throw APIError(status: .serviceUnavailable, message: "the library root is unknown; start the server with --library") }
+            let file = try await Task.detached { try LibraryTrackFile.resolve(path, library: library) }.value
+            return try await AudioStream.response(file: file, request: request, context: context)
+        }
+
+        let web = try WebAssets.locate().map { try WebAssets(directory: $0) }
+        if web == nil { logger.warning("the web page's files are not installed; / answers 503 (set NAVISCAN_WEB_DIR to Sources/NaviscanServer/Web/Assets, or reinstall)") }
+        @Sendable func webAssets() throws -> WebAssets {
+            guard let web else {
+                throw APIError(status: .serviceUnavailable, message: "the web page's files are not installed (PREFIX/share/naviscan/web); reinstall naviscan, or set NAVISCAN_WEB_DIR")
+            }
+            return web
+        }
+
+        router.get("/") { _, _ -> Response in
+            let web = try webAssets()
+            let tracks = try await store.tracksWithTags()
+            let counts = try await store.counts()
+            let maintenance = maintainer?.status()
+            let state = maintenance?.state ?? "off"
+            let stateText = ["scanning": "scanning", "waiting": "changes seen; a scan starts once they settle", "idle": "up to date", "off": "not watching"]
+            let storeBytes = (try? FileManager.default.attributesOfItem(atPath: layout.databasePath)[.size] as? Int64) ?? 0
+            let failures = tracks.filter { $0.status == .failed }.map {
+                ["path": $0.relativePath, "link": WebText.query($0.relativePath), "reason": $0.errorMessage ?? "failed"]
+            }
+            return web.page("library", [
+                "library": library ?? configuration.dataDirectory, "analyzer": "\(NaviscanVersion.name) \(NaviscanVersion.version)",
+                "track_count": tracks.count, "profile_count": counts.profiles, "vis_count": counts.vis, "failed_count": counts.failed,
+                "pending": await precompute.count + (maintenance?.pending ?? 0),
+                "disk_use": WebText.bytes(await visSize.bytes() + storeBytes), "scan_state": state, "scan_state_text": stateText[state] ?? state,
+                "last_scan": maintenance?.lastScan.map(WebText.time) ?? "", "watching": maintenance?.watching ?? false,
+                "has_failures": !failures.isEmpty, "failures": failures, "tracks": tracks.map(WebText.row),
+            ])
+        }
+
+        router.get("/track") { request, _ -> Response in
+            let web = try webAssets()
+            let path = try RelativePath.validate(request.uri.queryParameters.get("relative_path"))
+            guard let record = try await store.track(relativePath: path) else { throw APIError.notFound("no track \(path) in the store") }
+            var profile: [String: Any] = [:]
+            if let json = record.profileJSON { profile = (try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]) ?? [:] }
+            return web.page("track", [
+                "path": path, "link": WebText.query(path), "stream": configuration.stream,
+                "failed": record.status == .failed ? (record.errorMessage ?? "failed") : false,
+                "fields": WebText.profileFields(profile),
+            ])
+        }
+
+        router.get("/static/{name}") { _, context -> Response in
+            try webAssets().file(named: context.parameters.get("name") ?? "")
+        }
+
         router.post("/visualizer/precompute") { request, _ -> Response in
             let body = try await request.body.collect(upTo: 1 << 16)
             let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
@@ -178,6 +260,7 @@ public enum NaviscanAPI {
             }
             switch await precompute.enqueue(file) {
             case .queued, .alreadyQueued:
+                maintainer?.makeWayForPrecompute()
                 return JSONBody.response(status: .accepted, object: ["status": "queued", "relative_path": path])
             case .full:
                 throw APIError(status: .serviceUnavailable,
@@ -236,6 +319,7 @@ public enum NaviscanAPI {
             logger: logger
         )
         app.addServices(StoreWatcher(store: store, hub: hub, interval: configuration.pollInterval, logger: logger))
+        if let maintainer { app.addServices(maintainer) }
         return app
     }
 }

@@ -36,6 +36,12 @@ actor PrecomputeQueue {
 
     func state(of relativePath: String) -> State? { states[relativePath] }
 
+    /// Nothing waiting or running: background scans may run.
+    var isIdle: Bool { states.isEmpty }
+
+    /// Tracks waiting or running.
+    var count: Int { states.count }
+
     /// Queues a track; one already waiting or running is not queued twice.
     func enqueue(_ file: LibraryFile) -> Admission {
         if states[file.relativePath] != nil { return .alreadyQueued }

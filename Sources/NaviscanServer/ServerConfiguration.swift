@@ -19,6 +19,13 @@ public struct ServerConfiguration: Sendable {
     public var profile = ProfileConfig()
     /// How often the store is polled for changes to push over /ws/push.
     public var pollInterval: Duration = .milliseconds(500)
+    /// Keeping the library analysed: watch, settle time, periodic re-scans (off unless set; `naviscan
+    /// serve` sets it unless --no-watch).
+    public var maintenance: Maintenance?
+    /// Serve the audio files themselves (GET /stream).
+    public var stream = true
+    /// The origin allowed by CORS answers (`*` for any); nil sends no CORS headers.
+    public var corsOrigin: String?
     /// Timeouts and the connection cap (see docs/hardening.md).
     public var limits = ConnectionLimits()
 
@@ -28,4 +35,20 @@ public struct ServerConfiguration: Sendable {
         self.host = host
         self.port = port
     }
+}
+
+/// How the server keeps the library analysed while it runs.
+public struct Maintenance: Sendable {
+    /// Watch the library with inotify (false: periodic re-scans only).
+    public var watch = true
+    /// Quiet time after the last change before a scan starts.
+    public var settle: Duration = .seconds(3)
+    /// Full re-scans even without a change; nil for none.
+    public var rescanInterval: Duration? = .seconds(86_400)
+    /// The share of stored tracks that may vanish in one scan before the prune guard keeps them.
+    public var pruneThreshold = 0.2
+    /// Worker threads for background scans.
+    public var jobs = 1
+
+    public init() {}
 }

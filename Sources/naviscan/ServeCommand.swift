@@ -9,11 +9,17 @@ import NIOCore
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve profiles and visualizer frames over HTTP (the companion API's read endpoints).",
+        abstract: "Serve profiles, visualizer frames, the audio and a web page over HTTP, keeping the library analysed.",
         discussion: """
             --out defaults to LIBRARY/.naviscan for the library given with --library (or 'library' in the \
             config file), the same place `scan` writes. --data is the same as --out. Ctrl-C or SIGTERM stops \
             it cleanly.
+
+            While it serves, it keeps the library analysed: it scans once at start, watches the library \
+            (inotify, new folders included) and scans again, incrementally and with the same prune guard as \
+            `naviscan scan`, once changes have been quiet for 3 s and no file is still being written; and it \
+            re-scans everything every --rescan-interval. --no-watch turns all of that off. Open \
+            http://HOST:PORT/ for the web page.
 
             Examples:
               naviscan serve --library ~/Music
@@ -30,14 +36,31 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("TCP port (\(Settings.port.defaultText)).", valueName: "port"))
     var port: Int?
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Worker threads for POST /visualizer/precompute (\(Settings.serveJobs.defaultText))."))
+    @Option(name: .shortAndLong, help: ArgumentHelp("Worker threads for POST /visualizer/precompute and background scans (\(Settings.serveJobs.defaultText))."))
     var jobs: Int?
+
+    @Flag(name: .customLong("no-watch"), help: "Do not keep the library analysed: no watch, no background scans.")
+    var noWatch = false
+
+    @Option(help: ArgumentHelp("Full re-scan of the library while serving, as 30m, 6h, 1d; 0 for none (\(Settings.rescanInterval.defaultText)).",
+                               valueName: "interval"))
+    var rescanInterval: String?
+
+    @Flag(name: .customLong("no-stream"), help: "Do not serve the audio files (GET /stream answers 404).")
+    var noStream = false
+
+    @Option(help: ArgumentHelp("Allow browser pages from this origin to call the API (CORS), e.g. https://music.example.org, or * for any (\(Settings.corsOrigin.defaultText)).",
+                               valueName: "origin"))
+    var corsOrigin: String?
 
     @OptionGroup var store: StoreOptions
 
     func validate() throws {
         if let port, !(0...65_535).contains(port) { throw ValidationError("--port must be 0…65535") }
         if let jobs, !(1...64).contains(jobs) { throw ValidationError("--jobs must be 1…64") }
+        if let rescanInterval, Self.interval(rescanInterval) == nil {
+            throw ValidationError("--rescan-interval must be a number with s, m, h or d (30m, 6h, 1d), or 0 for none; got '\(rescanInterval)'")
+        }
     }
 
     var flags: [String: SettingValue] {
@@ -45,6 +68,10 @@ struct ServeCommand: AsyncParsableCommand {
         if let host { values[Settings.host.key] = .string(host) }
         if let port { values[Settings.port.key] = .int(port) }
         if let jobs { values[Settings.serveJobs.key] = .int(jobs) }
+        if noWatch { values[Settings.watch.key] = .bool(false) }
+        if let rescanInterval { values[Settings.rescanInterval.key] = .string(rescanInterval) }
+        if noStream { values[Settings.stream.key] = .bool(false) }
+        if let corsOrigin { values[Settings.corsOrigin.key] = .string(corsOrigin) }
         return values
     }
 
@@ -67,6 +94,18 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = Logger(label: "naviscan.serve")
         var configuration = ServerConfiguration(dataDirectory: location.out, library: location.library, host: host, port: port)
         configuration.precomputeJobs = jobs
+        configuration.stream = settings.bool(Settings.stream) ?? true
+        configuration.corsOrigin = settings.string(Settings.corsOrigin)
+        if settings.bool(Settings.watch) ?? true {
+            let text = settings.string(Settings.rescanInterval) ?? "1d"
+            guard let interval = Self.interval(text) else {
+                throw CLIError("\(settings.origin(Settings.rescanInterval)) must be a number with s, m, h or d (30m, 6h, 1d), or 0 for none; got '\(text)'")
+            }
+            var maintenance = Maintenance()
+            maintenance.jobs = jobs
+            maintenance.rescanInterval = interval > .zero ? interval : nil
+            configuration.maintenance = maintenance
+        }
         configuration.visualizer = try AnalysisSettings.visualizer(settings)
         configuration.profile = try AnalysisSettings.profile(settings)
         do {
@@ -78,6 +117,19 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw CLIError(Self.describe(error, host: host, port: port))
         }
+    }
+
+    /// `30m`, `6h`, `1d`, `90s` (or a bare number of seconds); `0` is zero (no periodic re-scan).
+    static func interval(_ text: String) -> Duration? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        var number = Substring(text.trimmingCharacters(in: .whitespaces))
+        var scale = 1.0
+        if let last = number.last, let unit = units[last] {
+            scale = unit
+            number = number.dropLast()
+        }
+        guard let value = Double(number), value >= 0, value.isFinite else { return nil }
+        return .milliseconds(Int64(value * scale * 1000))
     }
 
     /// Socket errors in words: which address, what to do.

@@ -103,12 +103,19 @@ enum Settings {
                               "Address `serve` binds; loopback unless told otherwise.")
     static let port = Setting("serve.port", .int, default: .int(8000), "TCP port of `serve`.")
     static let serveJobs = Setting("serve.jobs", .int, default: .int(1),
-                                   "Worker threads of `serve` for POST /visualizer/precompute.")
+                                   "Worker threads of `serve` for POST /visualizer/precompute and background scans.")
+    static let watch = Setting("serve.watch", .bool, default: .bool(true),
+                               "Keep the library analysed while serving: watch it and re-scan what changes.")
+    static let rescanInterval = Setting("serve.rescan-interval", .string, default: .string("1d"),
+                                        "Full re-scan of the library while serving, as 30m, 6h, 1d; 0 for none.")
+    static let stream = Setting("serve.stream", .bool, default: .bool(true), "Serve the audio files (GET /stream).")
+    static let corsOrigin = Setting("serve.cors-origin", .string, default: nil, note: "no CORS headers",
+                                    "The origin allowed to call the API from a browser page (`*` for any).")
 
     /// The analysis parameters a store records, so a plain re-scan reuses them.
     static let analysis: [Setting] = [writeVis, writeDJ, fps, bands, minHz, maxHz, encoding,
                                       referenceLUFS, silenceThreshold, bpmRange, truePeak]
-    static let all: [Setting] = [library, out, jobs, failOn] + analysis + [host, port, serveJobs]
+    static let all: [Setting] = [library, out, jobs, failOn] + analysis + [host, port, serveJobs, watch, rescanInterval, stream, corsOrigin]
 }
 
 /// `--fail-on`: which failures turn a scan's exit status to 1.

@@ -1,0 +1,153 @@
+import CSystemShims
+import Foundation
+import NaviscanCore
+import NaviscanLibrary
+
+/// A change under the library, as the watch reports it (paths relative to the library root).
+enum LibraryChange: Sendable, Equatable {
+    /// An audio file was created or written to: it may still be open for writing.
+    case writing(String)
+    /// An audio file was closed after writing, moved in, or had its metadata changed: complete.
+    case settled(String)
+    /// An audio file or a folder was deleted or moved out.
+    case removed(String)
+    /// A folder appeared (its files were reported as `settled`), or events were lost: re-scan all.
+    case rescan
+}
+
+/// Recursive inotify watch of a library: every folder the scan would enter (hidden ones and the
+/// output directory skipped), new folders included as they appear. Runs on a thread of its own and
+/// hands each change to `onChange`, in order.
+final class DirectoryWatch: @unchecked Sendable {
+    let root: String
+    private let excluded: Set<String>
+    private let onChange: @Sendable (LibraryChange) -> Void
+    private let fd: Int32
+    private let lock = NSLock()
+    private var stopped = false
+    /// Watch descriptor → folder, relative to the root ("" for the root).
+    private var folders: [Int32: String] = [:]
+    /// Folders that could not be watched (usually fs.inotify.max_user_watches reached), and why.
+    private(set) var unwatched: (count: Int, reason: String) = (0, "")
+    private var thread: Thread?
+
+    /// Watches `root`; throws when the system has no inotify or the root cannot be watched.
+    init(root: String, excluding: [String], onChange: @escaping @Sendable (LibraryChange) -> Void) throws {
+        self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+        excluded = Set(excluding.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
+        self.onChange = onChange
+        fd = naviscan_watch_open()
+        guard fd >= 0 else { throw WatchError(reason: String(cString: strerror(errno))) }
+        guard addTree("") else {
+            close(fd)
+            unwatched = (0, "")
+            throw WatchError(reason: "cannot watch \(self.root): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    struct WatchError: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { "library watching is unavailable (\(reason)); periodic re-scans keep the library analysed" }
+    }
+
+    var watchedFolders: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return folders.count
+    }
+
+    func start() {
+        let thread = Thread { [self] in loop() }
+        thread.name = "naviscan library watch"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Ends the thread within 200 ms and releases the descriptor.
+    func stop() {
+        lock.lock()
+        stopped = true
+        lock.unlock()
+    }
+
+    private var isStopped: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return stopped
+    }
+
+    private func absolute(_ relative: String) -> String { relative.isEmpty ? root : root + "/" + relative }
+
+    /// Watches `relative` and every folder under it. Returns whether the top one could be watched.
+    @discardableResult
+    private func addTree(_ relative: String) -> Bool {
+        let path = absolute(relative)
+        if excluded.contains(path) { return true }
+        let wd = SystemPath.withCString(path) { naviscan_watch_add(fd, $0) }
+        guard wd >= 0 else {
+            let reason = errno == ENOSPC ? "the system's limit fs.inotify.max_user_watches is reached; raise it with sysctl"
+                : String(cString: strerror(errno))
+            lock.withLock { unwatched = (unwatched.count + 1, reason) }
+            return false
+        }
+        lock.withLock { folders[wd] = relative }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] where !name.hasPrefix(".") {
+            var isDirectory: ObjCBool = false
+            let child = relative.isEmpty ? name : relative + "/" + name
+            if FileManager.default.fileExists(atPath: absolute(child), isDirectory: &isDirectory), isDirectory.boolValue {
+                addTree(child)
+            }
+        }
+        return true
+    }
+
+    private func loop() {
+        defer { close(fd) }
+        // Room for many events per read; each is 16 bytes plus its name.
+        let capacity = 64 << 10
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        defer { buffer.deallocate() }
+        var event = naviscan_watch_event()
+        while !isStopped {
+            let count = naviscan_watch_read(fd, buffer, capacity, 200)
+            guard count > 0 else { continue }
+            var offset = 0
+            while naviscan_watch_next(buffer, Int(count), &offset, &event) == 1 {
+                handle(event)
+            }
+        }
+    }
+
+    private func handle(_ event: naviscan_watch_event) {
+        func has(_ bits: Int) -> Bool { Int(event.kind) & bits != 0 }
+        if has(NAVISCAN_WATCH_OVERFLOW) { return onChange(.rescan) }
+        lock.lock()
+        let folder = folders[event.watch]
+        if has(NAVISCAN_WATCH_GONE) { folders[event.watch] = nil }
+        lock.unlock()
+        guard let folder else { return }
+        let name = SystemPath.string(fromCString: event.name)
+        guard !name.isEmpty, !name.hasPrefix(".") else { return }
+        let relative = folder.isEmpty ? name : folder + "/" + name
+        if has(NAVISCAN_WATCH_DIRECTORY) {
+            if has(NAVISCAN_WATCH_CREATED | NAVISCAN_WATCH_MOVED_IN) {
+                // A folder moved in or created: watch it, and let a scan find what it already holds.
+                addTree(relative)
+                onChange(.rescan)
+            } else if has(NAVISCAN_WATCH_REMOVED) {
+                onChange(.removed(relative))
+            }
+            return
+        }
+        let ext = name.split(separator: ".").last.map { $0.lowercased() } ?? ""
+        guard name.contains("."), LibraryWalker.supportedExtensions.contains(ext) else { return }
+        if has(NAVISCAN_WATCH_REMOVED) {
+            onChange(.removed(relative))
+        } else if has(NAVISCAN_WATCH_CLOSED | NAVISCAN_WATCH_MOVED_IN | NAVISCAN_WATCH_ATTRIBUTES) {
+            onChange(.settled(relative))
+        } else if has(NAVISCAN_WATCH_CREATED | NAVISCAN_WATCH_WRITTEN) {
+            // Being written (a copy in progress) until its writer closes it.
+            onChange(.writing(relative))
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NaviscanLibrary
+
+/// `GET /stream?relative_path=P`: the audio file itself, read-only, with single byte ranges (what
+/// browsers send to seek). The path goes through LibraryTrackFile: lexical rules, no hidden files,
+/// a regular audio file, and its real path inside the library's real path.
+enum AudioStream {
+    /// Content types by extension: what a browser's <audio> needs to pick a decoder.
+    static let contentTypes: [String: String] = [
+        "mp3": "audio/mpeg", "flac": "audio/flac", "wav": "audio/wav", "aif": "audio/aiff", "aiff": "audio/aiff",
+        "ogg": "audio/ogg", "oga": "audio/ogg", "opus": "audio/ogg; codecs=opus", "m4a": "audio/mp4", "m4b": "audio/mp4",
+        "mp4": "audio/mp4", "alac": "audio/mp4", "wma": "audio/x-ms-wma", "asf": "audio/x-ms-asf", "ape": "audio/x-ape",
+        "wv": "audio/x-wavpack", "mpc": "audio/x-musepack", "mp+": "audio/x-musepack", "tta": "audio/x-tta",
+        "mka": "audio/x-matroska",
+    ]
+
+    static func contentType(of relativePath: String) -> String {
+        let ext = relativePath.split(separator: ".").last.map { $0.lowercased() } ?? ""
+        return contentTypes[ext] ?? "application/octet-stream"
+    }
+
+    /// What a Range header asks of a file of `size` bytes.
+    enum Selection: Equatable {
+        /// The whole file (no Range, a unit other than bytes, several ranges, or a malformed header).
+        case whole
+        case part(ClosedRange<Int64>)
+        /// A range that starts past the end: 416.
+        case unsatisfiable
+    }
+
+    static func selection(range header: String?, size: Int64) -> Selection {
+        guard let header, header.hasPrefix("bytes=") else { return .whole }
+        let spec = header.dropFirst("bytes=".count).trimmingCharacters(in: .whitespaces)
+        // Several ranges would need multipart/byteranges; the whole file is a valid answer to them.
+        guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return .whole }
+        let first = spec[..<dash], last = spec[spec.index(after: dash)...]
+        if first.isEmpty {
+            // A suffix: the last N bytes.
+            guard let count = Int64(last), count >= 0 else { return .whole }
+            guard count > 0, size > 0 else { return .unsatisfiable }
+            return .part(max(0, size - count)...(size - 1))
+        }
+        guard let start = Int64(first), start >= 0 else { return .whole }
+        let end: Int64
+        if last.isEmpty {
+            end = size - 1
+        } else {
+            guard let value = Int64(last), value >= start else { return .whole }
+            end = min(value, size - 1)
+        }
+        return start < size ? .part(start...end) : .unsatisfiable
+    }
+
+    static func response(file: LibraryFile, request: Request, context: some RequestContext) async throws -> Response {
+        let size = file.size
+        var headers: HTTPFields = [.contentType: contentType(of: file.relativePath), .acceptRanges: "bytes"]
+        headers[.lastModified] = Date(timeIntervalSince1970: file.mtime).httpDate
+        switch selection(range: request.headers[.range], size: size) {
+        case .unsatisfiable:
+            var response = JSONBody.response(status: .rangeNotSatisfiable,
+                                             object: ["error": "the range \(request.headers[.range] ?? "") lies outside \(file.relativePath) (\(size) bytes)"])
+            response.headers[.contentRange] = "bytes */\(size)"
+            response.headers[.acceptRanges] = "bytes"
+            return response
+        case .whole:
+            headers[.contentLength] = String(size)
+            let body = size > 0 ? try await FileIO().loadFile(path: file.path, range: 0...Int(size - 1), context: context) : ResponseBody()
+            return Response(status: .ok, headers: headers, body: body)
+        case .part(let range):
+            headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"
+            headers[.contentLength] = String(range.count)
+            let body = try await FileIO().loadFile(path: file.path, range: Int(range.lowerBound)...Int(range.upperBound), context: context)
+            return Response(status: .partialContent, headers: headers, body: body)
+        }
+    }
+}
+
+extension Date {
+    /// RFC 9110 IMF-fixdate, as Last-Modified carries it.
+    var httpDate: String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: self)
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Mustache
+import NaviscanCore
+import NaviscanLibrary
+
+/// The web page's files: Mustache templates, a script per page and one style sheet, shipped as the
+/// NaviscanServer target's resources (`Web/Assets`) and installed to `PREFIX/share/naviscan/web`.
+struct WebAssets: Sendable {
+    let directory: String
+    let templates: MustacheLibrary
+    /// The static files served under /static/, by name.
+    let files: [String: (contentType: String, bytes: [UInt8])]
+
+    static let templateNames = ["library", "track"]
+    static let staticTypes = ["css": "text/css; charset=utf-8", "js": "text/javascript; charset=utf-8", "svg": "image/svg+xml"]
+
+    /// Where the assets are: NAVISCAN_WEB_DIR, the installed share/naviscan/web beside bin/, or the
+    /// build's resource bundle beside the executable. Nil when none holds them.
+    static func locate() -> String? {
+        let executable = Bundle.main.executableURL?.resolvingSymlinksInPath().deletingLastPathComponent().path ?? ""
+        var candidates = [
+            executable + "/../share/naviscan/web",
+            executable + "/naviscan_NaviscanServer.resources/Assets",
+            executable + "/naviscan_NaviscanServer.bundle/Contents/Resources/Assets",
+            executable + "/naviscan_NaviscanServer.bundle/Assets",
+        ]
+        if let override = ProcessInfo.processInfo.environment["NAVISCAN_WEB_DIR"] { candidates.insert(override, at: 0) }
+        return candidates.first { FileManager.default.fileExists(atPath: $0 + "/library.mustache") }
+    }
+
+    /// Reads every template and static file once, at start-up.
+    init(directory: String) throws {
+        self.directory = directory
+        var templates = MustacheLibrary()
+        for name in Self.templateNames {
+            let text = try String(contentsOfFile: directory + "/" + name + ".mustache", encoding: .utf8)
+            try templates.register(text, named: name)
+        }
+        self.templates = templates
+        var files: [String: (String, [UInt8])] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+            guard let type = Self.staticTypes[(name as NSString).pathExtension] else { continue }
+            files[name] = (type, [UInt8](try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name))))
+        }
+        self.files = files
+    }
+
+    func page(_ template: String, _ context: [String: Any]) -> Response {
+        let html = templates.render(context, withTemplate: template) ?? ""
+        return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache"],
+                        body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    func file(named name: String) throws -> Response {
+        guard let file = files[name] else { throw APIError.notFound("no such file: /static/\(name)") }
+        return Response(status: .ok, headers: [.contentType: file.contentType, .cacheControl: "no-cache"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: file.bytes)))
+    }
+}
+
+/// What the pages show, in words and numbers a person reads.
+enum WebText {
+    static func duration(_ seconds: Double?) -> String {
+        guard let seconds, seconds.isFinite, seconds >= 0 else { return "" }
+        let total = Int(seconds.rounded())
+        return total >= 3600 ? String(format: "%d:%02d:%02d", total / 3600, total / 60 % 60, total % 60)
+            : String(format: "%d:%02d", total / 60, total % 60)
+    }
+
+    /// `2026-11-23 07:42:56 UTC`
+    static func time(_ date: Date) -> String {
+        ISO8601DateFormatter().string(from: date).replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: " UTC")
+    }
+
+    static func number(_ value: Double?, digits: Int = 1, unit: String = "") -> String {
+        guard let value, value.isFinite else { return "" }
+        return String(format: "%.\(digits)f", value) + unit
+    }
+
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "kB", "MB", "GB", "TB"]
+        var value = Double(count), unit = 0
+        while value >= 1000 && unit < units.count - 1 { value /= 1000; unit += 1 }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    /// A query value, percent-encoded for a link.
+    static func query(_ value: String) -> String {
+        value.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~/"))) ?? ""
+    }
+
+    /// One row of the library table; the `*_sort` values order the columns numerically.
+    static func row(_ track: TrackRecord) -> [String: Any] {
+        [
+            "path": track.relativePath, "link": query(track.relativePath),
+            "artist": track.tags?.artist ?? "", "title": track.tags?.title ?? "", "album": track.tags?.album ?? "",
+            "duration": duration(track.duration), "duration_sort": track.duration ?? -1,
+            "bpm": number(track.bpm), "bpm_sort": track.bpm ?? -1,
+            "lufs": number(track.lufs), "lufs_sort": track.lufs ?? -999,
+            "gain": number(track.gainDB, unit: " dB"), "gain_sort": track.gainDB ?? -999,
+            "codec": track.codec ?? "", "failed": track.status == .failed, "missing": track.missingSince != nil,
+        ]
+    }
+
+    /// The profile's fields as label/value pairs, in the order a person reads them.
+    static func profileFields(_ profile: [String: Any]) -> [[String: String]] {
+        func num(_ key: String, _ digits: Int = 2, _ unit: String = "") -> String {
+            number(profile[key] as? Double, digits: digits, unit: unit)
+        }
+        let tags = profile["tags"] as? [String: Any] ?? [:]
+        var fields: [(String, String)] = [
+            ("Title", tags["title"] as? String ?? ""), ("Artist", tags["artist"] as? String ?? ""),
+            ("Album", tags["album"] as? String ?? ""),
+            ("Duration", duration(profile["duration"] as? Double) + " (" + num("duration", 3, " s") + ")"),
+            ("Tempo", (profile["bpm"] as? Double).map { String(format: "%.2f BPM, confidence %.2f", $0, profile["bpm_confidence"] as? Double ?? 0) } ?? "no steady beat"),
+            ("First beat", num("first_beat", 3, " s")),
+            ("Sound starts (leading silence ends)", num("silence_end", 3, " s")),
+            ("Sound ends (trailing silence starts)", num("silence_start", 3, " s")),
+            ("Loudness", num("lufs", 2, " LUFS")), ("Loudness range", num("loudness_range", 2, " LU")),
+            ("Sample peak", num("peak_db", 2, " dBFS")), ("True peak", num("true_peak_db", 2, " dBTP")),
+            ("Gain to reference", num("gain_db", 2, " dB") + " (reference " + num("reference_lufs", 1, " LUFS") + ")"),
+            ("Stream", [profile["codec"] as? String, (profile["sample_rate"] as? Int).map { "\($0) Hz" },
+                        (profile["channels"] as? Int).map { $0 == 1 ? "mono" : "\($0) channels" }].compactMap { $0 }.joined(separator: ", ")),
+            ("Analysed", profile["analyzed_at"] as? String ?? ""),
+        ]
+        if let note = profile["loudness_note"] as? String { fields.append(("Loudness note", note)) }
+        if let gain = profile["replay_gain"] as? [String: Any] {
+            let parts = ["trackGain", "trackPeak", "albumGain", "albumPeak"].compactMap { key in
+                (gain[key] as? Double).map { "\(key) \(String(format: "%.2f", $0))" }
+            }
+            fields.append(("ReplayGain", parts.joined(separator: ", ")))
+        }
+        if let outro = profile["outro"] as? [String: Any] {
+            fields.append(("Outro", outro.keys.sorted().map { "\($0): \(outro[$0].map { "\($0)" } ?? "")" }.joined(separator: ", ")))
+        }
+        return fields.filter { !$0.1.isEmpty }.map { ["label": $0.0, "value": $0.1] }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NaviscanLibrary
+@testable import NaviscanServer
+import NIOCore
+import Testing
+
+@Suite("the web page's HTML, script and style over HTTP", .serialized)
+struct WebPageTests {
+    @Test("/ lists every track, escaped, with links to its page; counts and scan state are shown")
+    func libraryPage() async throws {
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        try await served.app().test(.live) { client in
+            try await client.execute(uri: "/", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "text/html; charset=utf-8")
+                let html = String(buffer: response.body)
+                #expect(html.contains("<dd id=\"count-profiles\">3</dd>"))
+                #expect(html.contains("data-state=\"off\""))
+                for track in served.tracks {
+                    let escaped = track.replacingOccurrences(of: "&", with: "&amp;")
+                    #expect(html.contains("data-path=\"\(escaped)\""), "\(track)")
+                }
+                // The link is percent-encoded (then HTML-escaped): a name with & stays one parameter.
+                #expect(html.contains("/track?relative_path=Artist/Tw%C3%B6%20%26%20Three.wav"))
+                #expect(!html.contains("Twö & Three"))
+            }
+        }
+    }
+
+    @Test("/track shows the profile in words and wires the player; unknown tracks are 404")
+    func trackPage() async throws {
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        try await served.app().test(.live) { client in
+            try await client.execute(uri: "/track?relative_path=" + query(served.tracks[0]), method: .get) { response in
+                #expect(response.status == .ok)
+                let html = String(buffer: response.body)
+                #expect(html.contains("<dt>Duration</dt><dd>0:03 (3.000 s)</dd>"))
+                #expect(html.contains("<audio id=\"audio\""))
+                #expect(html.contains("src=\"/stream?relative_path=Artist/One.flac\""))
+                #expect(html.contains("<canvas id=\"visualizer\""))
+            }
+            try await client.execute(uri: "/track?relative_path=Artist/none.flac", method: .get) { #expect($0.status == .notFound) }
+            try await client.execute(uri: "/track?relative_path=../x.flac", method: .get) { #expect($0.status == .badRequest) }
+        }
+        try await served.app(stream: false).test(.live) { client in
+            try await client.execute(uri: "/track?relative_path=" + query(served.tracks[0]), method: .get) { response in
+                let html = String(buffer: response.body)
+                #expect(!html.contains("<audio"))
+                #expect(html.contains("--no-stream"))
+            }
+        }
+    }
+
+    @Test("/static serves the page's files by name only")
+    func staticFiles() async throws {
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        let assets = try #require(WebAssets.locate())
+        try await served.app().test(.live) { client in
+            for (name, type) in [("track.js", "text/javascript; charset=utf-8"), ("library.js", "text/javascript; charset=utf-8"),
+                                 ("naviscan.css", "text/css; charset=utf-8")] {
+                let expected = [UInt8](try Data(contentsOf: URL(fileURLWithPath: assets + "/" + name)))
+                try await client.execute(uri: "/static/" + name, method: .get) { response in
+                    #expect(response.status == .ok)
+                    #expect(response.headers[.contentType] == type)
+                    #expect(Array(buffer: response.body) == expected)
+                }
+            }
+            for name in ["library.mustache", "..%2FPackage.swift", "nothing.js"] {
+                try await client.execute(uri: "/static/" + name, method: .get) { #expect($0.status == .notFound, "\(name)") }
+            }
+        }
+    }
+}
