@@ -96,7 +96,8 @@ let package = Package(
 
         .testTarget(
             name: "NaviscanCoreTests",
-            dependencies: ["NaviscanCore", "NaviscanTestSupport"]
+            // CEbur128 directly: libebur128's own functions are the reference some tests compare with.
+            dependencies: ["NaviscanCore", "NaviscanTestSupport", "CEbur128"]
         ),
         .testTarget(
             name: "NaviscanLibraryTests",

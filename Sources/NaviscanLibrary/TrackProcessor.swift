@@ -84,6 +84,7 @@ public final class TrackProcessor: @unchecked Sendable {
                 record.silenceStart = profile.silenceStart
                 record.silent = profile.silent
                 record.profileJSON = String(decoding: json, as: UTF8.self)
+                record.gatingHistogram = analysis.loudness?.histogram?.encoded()
             }
             // Drop outputs left over from an older version of the file.
             if record.visFingerprint == nil { Self.removeFile(layout.visPath(key: key)) }
@@ -189,6 +190,7 @@ public final class TrackProcessor: @unchecked Sendable {
         record.silenceStart = previous?.silenceStart
         record.silent = previous?.silent
         record.profileJSON = previous?.profileJSON
+        record.gatingHistogram = previous?.gatingHistogram
     }
 
     /// One `mkdir` per file (most exist already); the whole path is created only when it must be.

@@ -16,12 +16,16 @@ struct ProfileOptions: ParsableArguments {
     @Flag(name: .customLong("true-peak"), inversion: .prefixedNo, help: ArgumentHelp(Settings.truePeak.summary + " (\(Settings.truePeak.defaultText))"))
     var truePeak: Bool?
 
+    @Flag(name: .customLong("album-per-disc"), inversion: .prefixedNo, help: ArgumentHelp(Settings.albumPerDisc.summary + " (\(Settings.albumPerDisc.defaultText))"))
+    var albumPerDisc: Bool?
+
     var flags: [String: SettingValue] {
         var values: [String: SettingValue] = [:]
         if let referenceLUFS { values[Settings.referenceLUFS.key] = .double(referenceLUFS) }
         if let silenceThreshold { values[Settings.silenceThreshold.key] = .double(silenceThreshold) }
         if let bpmRange { values[Settings.bpmRange.key] = .string(bpmRange) }
         if let truePeak { values[Settings.truePeak.key] = .bool(truePeak) }
+        if let albumPerDisc { values[Settings.albumPerDisc.key] = .bool(albumPerDisc) }
         return values
     }
 }
