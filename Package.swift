@@ -73,7 +73,8 @@ let package = Package(
             ]
         ),
         // Deterministic test signals and a WAV/FLAC writer, shared by tests and benchmarks.
-        .target(name: "NaviscanTestSupport", dependencies: ["NaviscanCore", "CSndFile"]),
+        // libebur128 as the reference loudness meter of tests (LoudnessReference).
+        .target(name: "NaviscanTestSupport", dependencies: ["NaviscanCore", "CSndFile", "CEbur128"]),
 
         .executableTarget(
             name: "naviscan",
@@ -96,8 +97,7 @@ let package = Package(
 
         .testTarget(
             name: "NaviscanCoreTests",
-            // CEbur128 directly: libebur128's own functions are the reference some tests compare with.
-            dependencies: ["NaviscanCore", "NaviscanTestSupport", "CEbur128"]
+            dependencies: ["NaviscanCore", "NaviscanTestSupport"]
         ),
         .testTarget(
             name: "NaviscanLibraryTests",

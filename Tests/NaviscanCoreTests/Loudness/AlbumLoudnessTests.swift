@@ -1,4 +1,3 @@
-import CEbur128
 import Foundation
 @testable import NaviscanCore
 import NaviscanTestSupport
@@ -6,20 +5,6 @@ import Testing
 
 @Suite("Album loudness from stored gating histograms")
 struct AlbumLoudnessTests {
-    /// libebur128's integrated loudness of several tracks gated together
-    /// (`ebur128_loudness_global_multiple`), each fed to its own state at its own rate.
-    static func libebur128Album(_ signals: [TestSignal]) throws -> Double {
-        var states: [UnsafeMutablePointer<ebur128_state>?] = signals.map { signal in
-            let state = ebur128_init(UInt32(signal.channels), UInt(signal.sampleRate), Int32(EBUR128_MODE_I.rawValue))
-            signal.samples.withUnsafeBufferPointer { _ = ebur128_add_frames_float(state, $0.baseAddress, signal.frameCount) }
-            return state
-        }
-        defer { for k in states.indices { ebur128_destroy(&states[k]) } }
-        var loudness = 0.0
-        try #require(ebur128_loudness_global_multiple(&states, states.count, &loudness) == EBUR128_SUCCESS.rawValue)
-        return loudness
-    }
-
     static func histogram(_ signal: TestSignal) throws -> LoudnessHistogram {
         let result = try LoudnessMeterTests.measure(signal)
         return try #require(result.histogram)
@@ -34,7 +19,7 @@ struct AlbumLoudnessTests {
         let loudLUFS = try #require(LoudnessHistogram.integratedLoudness(of: [loudHistogram]))
         #expect(abs(quietLUFS - -20) < 0.05 && abs(loudLUFS - -10) < 0.05, "\(quietLUFS), \(loudLUFS) LUFS")
         let album = try #require(LoudnessHistogram.integratedLoudness(of: [quietHistogram, loudHistogram]))
-        let reference = try Self.libebur128Album([quiet, loud])
+        let reference = try LoudnessReference.albumLoudness([quiet, loud])
         #expect(abs(album - reference) < 0.01, "album \(album) LUFS, libebur128 \(reference) LUFS")
         // Not an average of the two tracks: the loud one's blocks dominate the energy mean.
         #expect(album > -14)
@@ -47,7 +32,7 @@ struct AlbumLoudnessTests {
         b.samples = b.samples.map { $0 * 0.2 }   // −14 dB
         let quietTail = LoudnessMeterTests.tone([(25, -38)], rate: 32_000)
         let album = try #require(LoudnessHistogram.integratedLoudness(of: [a, b, quietTail].map(Self.histogram)))
-        let reference = try Self.libebur128Album([a, b, quietTail])
+        let reference = try LoudnessReference.albumLoudness([a, b, quietTail])
         #expect(abs(album - reference) < 0.01, "album \(album) LUFS, libebur128 \(reference) LUFS")
     }
 
