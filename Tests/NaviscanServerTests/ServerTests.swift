@@ -71,6 +71,20 @@ struct ServerTests {
                 #expect(response.headers[.contentType]?.hasPrefix("application/json") == true)
                 #expect(String(buffer: response.body) == stored)   // the same JSON as profiles/…/<key>.json
             }
+            // ReplayGain in OpenSubsonic's shape; the two tracks of the folder "Artist" share an album gain.
+            var albumGains: [Double] = []
+            for track in served.tracks.prefix(2) {
+                try await client.execute(uri: "/smart-dj/profile?relative_path=" + query(track), method: .get) { response in
+                    let body = try json(response.body)
+                    let gain = try #require(body["replay_gain"] as? [String: Any])
+                    #expect(Set(gain.keys) == ["trackGain", "trackPeak", "albumGain", "albumPeak", "baseGain", "fallbackGain"])
+                    let album = try #require(body["album"] as? [String: Any])
+                    #expect(album["key"] as? String == "folder: Artist" && album["tracks"] as? Int == 2)
+                    albumGains.append(try #require(gain["albumGain"] as? Double))
+                    #expect(gain["trackGain"] as? Double != gain["albumGain"] as? Double)
+                }
+            }
+            #expect(albumGains.count == 2 && albumGains[0] == albumGains[1])
             try await client.execute(uri: "/smart-dj/profile?relative_path=Artist/missing.flac", method: .get) { response in
                 #expect(response.status == .notFound)
                 let errorBody = try json(response.body)
