@@ -37,6 +37,8 @@ public final class LoudnessMeter {
         public var measuredRate: Int = 0
         /// The gating blocks, for album loudness; nil when no block passed the absolute gate.
         public var histogram: LoudnessHistogram?
+        /// Momentary loudness over the first and last 30 s, for crossfade ramps.
+        var envelope = LoudnessEnvelope.Summary(start: [], end: [], blockCount: 0)
     }
 
     /// BS.1770's K-weighting filter, as libebur128 designs it for a rate, is a 1.68 kHz high shelf:
@@ -54,6 +56,7 @@ public final class LoudnessMeter {
     private let blockFrames: Int
     private var framesToBlockEnd: Int
     private var gating = LoudnessGating()
+    private var envelope = LoudnessEnvelope()
     /// The track's integrated loudness and range come from libebur128's own gating.
     private let gatingInLibrary: Bool
     private let measuresSamplePeak: Bool
@@ -120,6 +123,7 @@ public final class LoudnessMeter {
                 var loudness = -Double.infinity
                 ebur128_loudness_window(state, 100, &loudness)
                 gating.add(energy: loudness.isFinite ? LoudnessGating.energy(loudness: loudness) : 0)
+                if let momentary = gating.latestMomentary { envelope.add(energy: momentary) }
             }
         }
     }
@@ -130,6 +134,7 @@ public final class LoudnessMeter {
         let peak = measuresSamplePeak ? self.peak : samplePeak ?? 0
         var result = Result()
         result.measuredRate = sampleRate
+        result.envelope = envelope.finish()
         if !gatingInLibrary {
             result.integratedLUFS = gating.integratedLoudness()
             if result.integratedLUFS != nil { result.loudnessRange = gating.loudnessRange() }

@@ -108,6 +108,13 @@ public struct TrackProfile: Codable, Sendable, Equatable {
     public var replayGain: ReplayGain?
     /// Null until the album is measured after the scan.
     public var album: Album?
+    /// MixRamp start and end ramps (`"dB seconds;…"`), null for a silent track.
+    public var startRamp: String?
+    public var endRamp: String?
+    /// How the music ends: fade_out, cold_end or silence_tail; null for a silent track.
+    public var outro: CrossfadeRamps.Outro?
+    /// Seconds where the music falls for good 20 LU below the track's loudness.
+    public var audibleEnd: Double?
 
     enum CodingKeys: String, CodingKey {
         case relativePath = "relative_path", duration, bpm, bpmConfidence = "bpm_confidence"
@@ -116,6 +123,7 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         case truePeakDB = "true_peak_db", gainDB = "gain_db", loudnessNote = "loudness_note", referenceLUFS = "reference_lufs", silent
         case sampleRate = "sample_rate", channels, codec, analyzer, analyzedAt = "analyzed_at", tags
         case replayGain = "replay_gain", album
+        case startRamp = "start_ramp", endRamp = "end_ramp", outro, audibleEnd = "audible_end"
     }
 
     /// Builds the profile from a finished analysis that ran the profile stages.
@@ -149,6 +157,14 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         let peaks = [loudness?.samplePeakDB, loudness?.truePeakDB].compactMap(finite)
         let trackPeak = peaks.max().map { round(pow(10, $0 / 20), 1_000_000) }
         replayGain = ReplayGain(trackGain: gainDB, trackPeak: trackPeak, fallbackGain: gainDB)
+        if let envelope = loudness?.envelope {
+            let ramps = CrossfadeRamps(envelope: envelope, integratedLUFS: lufs, duration: analysis.duration,
+                                       silenceStart: analysis.silence?.silenceStart ?? analysis.duration)
+            startRamp = ramps.startRamp
+            endRamp = ramps.endRamp
+            outro = ramps.outro
+            audibleEnd = ramps.audibleEnd
+        }
         sampleRate = analysis.stream.sampleRate
         channels = analysis.stream.channels
         codec = analysis.stream.codec
@@ -194,6 +210,10 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         try c.encode(tags ?? TrackTags(), forKey: .tags)
         try c.encode(replayGain ?? ReplayGain(), forKey: .replayGain)
         try c.encode(album, forKey: .album)
+        try c.encode(startRamp, forKey: .startRamp)
+        try c.encode(endRamp, forKey: .endRamp)
+        try c.encode(outro, forKey: .outro)
+        try c.encode(audibleEnd, forKey: .audibleEnd)
     }
 
     /// Checks a profile read back from storage against what an analysis can produce.
@@ -201,7 +221,7 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         func fail(_ why: String) -> StoredProfileError { .implausible(why) }
         let gains = replayGain.map { [$0.trackGain, $0.trackPeak, $0.albumGain, $0.albumPeak, $0.baseGain, $0.fallbackGain] } ?? []
         let numbers = [duration, bpmConfidence, silenceEnd, silenceStart, referenceLUFS]
-            + ([bpm, firstBeat, lufs, loudnessRange, peakDB, truePeakDB, gainDB, album?.lufs] + gains).compactMap { $0 }
+            + ([bpm, firstBeat, lufs, loudnessRange, peakDB, truePeakDB, gainDB, album?.lufs, audibleEnd] + gains).compactMap { $0 }
         guard numbers.allSatisfy(\.isFinite) else { throw fail("a value is not finite") }
         guard !relativePath.isEmpty, duration >= 0, sampleRate > 0, channels > 0 else { throw fail("no track (path, duration, rate or channels)") }
         guard (0...1).contains(bpmConfidence), bpm.map({ (20...400).contains($0) }) ?? true else { throw fail("bpm \(bpm ?? 0) or its confidence is out of range") }
