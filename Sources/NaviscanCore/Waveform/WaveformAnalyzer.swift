@@ -38,7 +38,7 @@ public struct WaveformData: Sendable, Equatable {
 
 /// Min/max and RMS of each slot of `samplesPerPoint` source frames, on the mono mix (the channels'
 /// mean, as audiowaveform mixes) or per channel, fed the native-rate decoded blocks. The last slot
-/// may be shorter. Work per sample: one add, a compare pair, a multiply-add per lane.
+/// may be shorter.
 public final class WaveformAnalyzer {
     public let config: WaveformConfig
     private let channels: Int
@@ -61,33 +61,74 @@ public final class WaveformAnalyzer {
     }
 
     public func process(_ block: AudioBlock) {
-        let lanes = data.lanes, spp = data.samplesPerPoint
-        let scale = 1 / Float(channels)
+        let spp = data.samplesPerPoint
         var frame = 0
         while frame < block.frameCount {
             let n = min(spp - filled, block.frameCount - frame)
-            for f in frame..<(frame + n) {
-                let base = block.samples + f * channels
-                if lanes == 1 {
-                    var sum: Float = 0
-                    for c in 0..<channels { sum += base[c] }
-                    let v = sum * scale
-                    low[0] = min(low[0], v)
-                    high[0] = max(high[0], v)
-                    power[0] += Double(v * v)
-                } else {
-                    for c in 0..<channels {
-                        let v = base[c]
-                        low[c] = min(low[c], v)
-                        high[c] = max(high[c], v)
-                        power[c] += Double(v * v)
-                    }
-                }
+            let start = block.samples + frame * channels
+            if data.lanes == 1 {
+                accumulateMix(start, frames: n)
+            } else {
+                for c in 0..<channels { accumulate(lane: c, start + c, frames: n) }
             }
             frame += n
             filled += n
             if filled == spp { emit() }
         }
+    }
+
+    /// The channels' mean of `frames` frames into lane 0. Locals, not the arrays, in the loop: a
+    /// class's array element written per sample costs a uniqueness and an exclusivity check each.
+    private func accumulateMix(_ samples: UnsafePointer<Float>, frames: Int) {
+        var lo = low[0], hi = high[0], sum: Float = 0
+        var first = 0
+        if channels == 2 {
+            // Eight frames at a time: the scalar min/max/sum chain does not vectorise by itself.
+            var lo8 = SIMD8<Float>(repeating: lo), hi8 = SIMD8<Float>(repeating: hi), sum8 = SIMD8<Float>()
+            while first + 8 <= frames {
+                let pair = SIMD16<Float>(lowHalf: loadSIMD8(samples + 2 * first), highHalf: loadSIMD8(samples + 2 * first + 8))
+                let v = (pair.evenHalf + pair.oddHalf) * 0.5
+                lo8 = pointwiseMin(lo8, v)
+                hi8 = pointwiseMax(hi8, v)
+                sum8 += v * v
+                first += 8
+            }
+            lo = lo8.min()
+            hi = hi8.max()
+            sum = sum8.sum()
+            for f in first..<frames {
+                let v = (samples[2 * f] + samples[2 * f + 1]) * 0.5
+                lo = min(lo, v)
+                hi = max(hi, v)
+                sum += v * v
+            }
+        } else {
+            let scale = 1 / Float(channels)
+            for f in 0..<frames {
+                var mix: Float = 0
+                for c in 0..<channels { mix += samples[f * channels + c] }
+                let v = mix * scale
+                lo = min(lo, v)
+                hi = max(hi, v)
+                sum += v * v
+            }
+        }
+        low[0] = lo
+        high[0] = hi
+        power[0] += Double(sum)
+    }
+
+    private func accumulate(lane: Int, _ samples: UnsafePointer<Float>, frames: Int) {
+        var lo = low[lane], hi = high[lane], sum: Float = 0
+        for f in 0..<frames {
+            let v = samples[f * channels]
+            lo = min(lo, v)
+            hi = max(hi, v)
+            sum += v * v
+        }
+        low[lane] = lo
+        high[lane] = hi
+        power[lane] += Double(sum)
     }
 
     private func emit() {
