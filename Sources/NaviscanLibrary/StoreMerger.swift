@@ -68,6 +68,9 @@ public final class StoreMerger {
                                                     "written": "\(summary.written - before.written)", "removed": "\(summary.removed - before.removed)"])
         }
         try finishMerge(store: store, shards: shards, coverage: coverage)
+        // Albums may span shards: measure them again over the merged tracks, from the store alone.
+        let parameters = try store.meta("analysis_parameters").flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        _ = try AlbumGain.recompute(store: store, layout: layout, albumPerDisc: parameters?["album-per-disc"] as? Bool ?? false)
         summary.coverage = coverage?.description
         summary.tracks = try store.count()
         return summary
