@@ -78,7 +78,8 @@ let package = Package(
             resources: [.copy("Web/Assets")]
         ),
         // Deterministic test signals and a WAV/FLAC writer, shared by tests and benchmarks.
-        .target(name: "NaviscanTestSupport", dependencies: ["NaviscanCore", "CSndFile"]),
+        // libebur128 as the reference loudness meter of tests (LoudnessReference).
+        .target(name: "NaviscanTestSupport", dependencies: ["NaviscanCore", "CSndFile", "CEbur128"]),
 
         .executableTarget(
             name: "naviscan",

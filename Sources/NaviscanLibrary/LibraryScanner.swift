@@ -160,6 +160,11 @@ public final class LibraryScanner: @unchecked Sendable {
             }
         }
         do { try writer.finish() } catch { fault = fault ?? error }
+        if fault == nil {
+            do {
+                summary.albumsMeasured = try AlbumGain.recompute(store: store, layout: layout, albumPerDisc: options.albumPerDisc).albumsMeasured
+            } catch { fault = error }
+        }
 
         for outcome in outcomes {
             switch outcome {

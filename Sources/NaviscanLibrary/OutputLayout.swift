@@ -6,6 +6,8 @@ import NaviscanCore
 ///     OUT/naviscan.db                      the SQLite store
 ///     OUT/profiles/ab/ab12cd34ef56ab78.json  the DJ profile
 ///     OUT/vis/ab/ab12cd34ef56ab78.vis        the visualizer frames
+///     OUT/waveforms/ab/ab12cd34ef56ab78.dat  the seek-bar waveform (audiowaveform .dat v2)
+///     OUT/waveforms/ab/ab12cd34ef56ab78.rms  its RMS sidecar
 ///
 /// The key is the 64-bit FNV-1a hash of the UTF-8 relative path, as 16 hex digits; its first two digits
 /// pick one of 256 subdirectories, so 100,000 tracks put about 400 files in each.
@@ -29,10 +31,13 @@ public struct OutputLayout: Sendable {
 
     public static let visualizerFrames = TrackOutput(directory: "vis", fileExtension: "vis", stampColumn: "vis_stamp")
     public static let profile = TrackOutput(directory: "profiles", fileExtension: "json", stampColumn: "profile_stamp")
+    /// The seek-bar waveform (audiowaveform .dat v2) and its RMS sidecar, written with the profile.
+    public static let waveform = TrackOutput(directory: "waveforms", fileExtension: "dat", stampColumn: nil)
+    public static let waveformRMS = TrackOutput(directory: "waveforms", fileExtension: "rms", stampColumn: nil)
 
     /// Every per-track output file kind. Pruning, relinking's cleanup, temporary-file cleanup and
     /// `naviscan merge` go through this list: a new kind of output is one line here.
-    public static let trackOutputs: [TrackOutput] = [visualizerFrames, profile]
+    public static let trackOutputs: [TrackOutput] = [visualizerFrames, profile, waveform, waveformRMS]
 
     public func path(of output: TrackOutput, key: String) -> String {
         "\(root)/\(output.directory)/\(key.prefix(2))/\(key).\(output.fileExtension)"
@@ -64,6 +69,8 @@ public struct OutputLayout: Sendable {
 
     public func profilePath(key: String) -> String { path(of: Self.profile, key: key) }
     public func visPath(key: String) -> String { path(of: Self.visualizerFrames, key: key) }
+    public func waveformPath(key: String) -> String { path(of: Self.waveform, key: key) }
+    public func waveformRMSPath(key: String) -> String { path(of: Self.waveformRMS, key: key) }
 
     /// Temporary files left by a run that was killed; call it holding the scan lock (none is in use).
     func removeTemporaryFiles() {

@@ -24,6 +24,8 @@ public struct ScanOptions: Sendable {
     public var shard: Shard?
     /// Who holds OUT/naviscan.lock for the run (named to a second scan that is refused).
     public var lockOwner: ScanLock.Owner = .scan
+    /// Each disc of a multi-disc album is its own album for album gain.
+    public var albumPerDisc = false
 
     public init(library: String, output: String, visualizer: VisualizerConfig?, profile: ProfileConfig?, jobs: Int, force: Bool = false) {
         self.library = library
@@ -87,6 +89,8 @@ public struct ScanSummary: Encodable, Sendable {
     public var wallSeconds = 0.0
     /// True when the scan was stopped (Ctrl-C / SIGTERM) before all work was done.
     public var interrupted = false
+    /// Albums whose loudness was measured again (from stored data) because a member changed.
+    public var albumsMeasured = 0
 
     public var realtimeFactor: Double { wallSeconds > 0 ? audioSeconds / wallSeconds : 0 }
 
@@ -94,7 +98,7 @@ public struct ScanSummary: Encodable, Sendable {
         case total, shard, otherShards = "other_shards", analysed, unchanged, failed, pruned, relinked, keptMissing = "kept_missing"
         case pruneHeldBack = "prune_held_back", unverified, fault, pending, storeSetAside = "store_set_aside", unsupported, symlinkLoops = "symlink_loops", failures
         case unsupportedFiles = "unsupported_files", audioSeconds = "audio_seconds", wallSeconds = "wall_seconds"
-        case interrupted, realtimeFactor = "x_realtime"
+        case interrupted, realtimeFactor = "x_realtime", albumsMeasured = "albums_measured"
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -120,6 +124,7 @@ public struct ScanSummary: Encodable, Sendable {
         try c.encode((audioSeconds * 1000).rounded() / 1000, forKey: .audioSeconds)
         try c.encode((wallSeconds * 1000).rounded() / 1000, forKey: .wallSeconds)
         try c.encode(interrupted, forKey: .interrupted)
+        try c.encode(albumsMeasured, forKey: .albumsMeasured)
         try c.encode((realtimeFactor * 10).rounded() / 10, forKey: .realtimeFactor)
     }
 }

@@ -68,6 +68,9 @@ public final class StoreMerger {
                                                     "written": "\(summary.written - before.written)", "removed": "\(summary.removed - before.removed)"])
         }
         try finishMerge(store: store, shards: shards, coverage: coverage)
+        // Albums may span shards: measure them again over the merged tracks, from the store alone.
+        let parameters = try store.meta("analysis_parameters").flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        _ = try AlbumGain.recompute(store: store, layout: layout, albumPerDisc: parameters?["album-per-disc"] as? Bool ?? false)
         summary.coverage = coverage?.description
         summary.tracks = try store.count()
         return summary
@@ -191,8 +194,9 @@ public final class StoreMerger {
         for table in tables.dropFirst() { sourceRows.append(TableColumns.byPath(try table.rows(source, paths: paths))) }
         let outRows = try store.read { db in try tables.map { TableColumns.byPath(try $0.rows(db, paths: paths)) } }
         let track = tables[0]
-        // Compared apart: the change sequence is OUT's own, the stamps are checked against the files.
-        let apart = ["seq"] + OutputLayout.trackOutputs.compactMap(\.stampColumn)
+        // Compared apart: the change sequence is OUT's own, the stamps are checked against the files;
+        // the profile and its change time differ by the album values OUT measured over every shard.
+        let apart = ["seq", "profile_json", "changed_at"] + OutputLayout.trackOutputs.compactMap(\.stampColumn)
         let compared = track.names.indices.filter { !apart.contains(track.names[$0]) }
 
         var changed: [(path: String, rows: [[[DatabaseValue]]])] = []

@@ -84,10 +84,19 @@ public final class TrackProcessor: @unchecked Sendable {
                 record.silenceStart = profile.silenceStart
                 record.silent = profile.silent
                 record.profileJSON = String(decoding: json, as: UTF8.self)
+                record.gatingHistogram = analysis.loudness?.histogram?.encoded()
+                if let waveform = analysis.waveform {
+                    let datPath = layout.waveformPath(key: key)
+                    try Self.createOutputDirectory(for: datPath)
+                    try WaveformFile.write(waveform, bits: config.waveform.bits, datPath: datPath,
+                                           rmsPath: layout.waveformRMSPath(key: key), durability: durability)
+                }
             }
             // Drop outputs left over from an older version of the file.
             if record.visFingerprint == nil { Self.removeFile(layout.visPath(key: key)) }
-            if record.profileFingerprint == nil { Self.removeFile(profilePath) }
+            if record.profileFingerprint == nil {
+                for path in [profilePath, layout.waveformPath(key: key), layout.waveformRMSPath(key: key)] { Self.removeFile(path) }
+            }
             return .analysed(record, seconds: analysis.duration)
         } catch let error as AnalysisCancelled {
             throw error
@@ -122,15 +131,14 @@ public final class TrackProcessor: @unchecked Sendable {
             if full.visFingerprint != nil {
                 let from = layout.visPath(key: full.key), to = layout.visPath(key: key)
                 guard OutputStamp.of(path: from) == full.visStamp || full.visStamp == nil else { return nil }
-                try Self.createOutputDirectory(for: to)
-                Self.removeFile(to)
-                guard SystemPath.withCString(from, { f in SystemPath.withCString(to) { link(f, $0) } }) == 0 else {
-                    if errno == ENOENT { return nil }
-                    throw OutputFileError(path: to, code: errno, action: "cannot link the moved track's frames")
-                }
+                guard try Self.linkOutput(from, to, what: "frames") else { return nil }
                 record.visStamp = OutputStamp.of(path: to)
             }
             if full.profileFingerprint != nil {
+                for (from, to) in [(layout.waveformPath(key: full.key), layout.waveformPath(key: key)),
+                                   (layout.waveformRMSPath(key: full.key), layout.waveformRMSPath(key: key))] {
+                    guard try Self.linkOutput(from, to, what: "waveform") else { return nil }
+                }
                 guard let json = full.profileJSON,
                       var profile = try? JSONDecoder().decode(TrackProfile.self, from: Data(json.utf8)) else { return nil }
                 profile.relativePath = file.relativePath
@@ -145,6 +153,17 @@ public final class TrackProcessor: @unchecked Sendable {
         } catch {
             throw Self.fault(error) ?? error
         }
+    }
+
+    /// Hard-links a moved track's output to its new name; false when the old one is gone.
+    private static func linkOutput(_ from: String, _ to: String, what: String) throws -> Bool {
+        try createOutputDirectory(for: to)
+        removeFile(to)
+        guard SystemPath.withCString(from, { f in SystemPath.withCString(to) { link(f, $0) } }) == 0 else {
+            if errno == ENOENT { return false }
+            throw OutputFileError(path: to, code: errno, action: "cannot link the moved track's \(what)")
+        }
+        return true
     }
 
     private func writeFile(_ data: Data, to path: String) throws {
@@ -189,6 +208,7 @@ public final class TrackProcessor: @unchecked Sendable {
         record.silenceStart = previous?.silenceStart
         record.silent = previous?.silent
         record.profileJSON = previous?.profileJSON
+        record.gatingHistogram = previous?.gatingHistogram
     }
 
     /// One `mkdir` per file (most exist already); the whole path is created only when it must be.

@@ -130,6 +130,12 @@ public final class TrackStore: @unchecked Sendable {
         migrator.registerMigration("v4: tags") { db in
             try TrackTagsRecord.createTable(db)
         }
+        migrator.registerMigration("v5: replay gain and albums") { db in
+            try db.alter(table: TrackRecord.databaseTableName) { t in
+                t.add(column: "gating_histogram", .blob)
+            }
+            try AlbumRecord.createTable(db)
+        }
         return migrator
     }
 

@@ -25,7 +25,7 @@ public enum NaviscanAPI {
     /// Each route's methods, for 405 answers (HEAD is allowed wherever GET is).
     static let routes: [String: [HTTPRequest.Method]] = [
         "/health": [.get, .head], "/smart-dj/profile": [.get, .head],
-        "/smart-dj/bulk-profiles": [.get, .head, .post], "/visualizer/frames": [.get, .head],
+        "/smart-dj/bulk-profiles": [.get, .head, .post], "/visualizer/frames": [.get, .head], "/waveform": [.get, .head],
         "/visualizer/precompute": [.get, .head, .post], "/ws/push": [.get], "/stream": [.get, .head],
         "/": [.get, .head], "/track": [.get, .head],
     ]
@@ -193,6 +193,43 @@ public enum NaviscanAPI {
             })
         }
 
+        router.get("/waveform") { request, _ -> Response in
+            let path = try RelativePath.validate(request.uri.queryParameters.get("relative_path"))
+            let binsText = request.uri.queryParameters.get("bins") ?? "\(WaveformAPI.defaultBins)"
+            guard let bins = Int(binsText), WaveformAPI.binRange.contains(bins) else {
+                throw APIError.badRequest("bins must be a whole number from \(WaveformAPI.binRange.lowerBound) to \(WaveformAPI.binRange.upperBound), not '\(binsText)'")
+            }
+            guard let record = try await store.track(relativePath: path), record.status == .ok, record.profileFingerprint != nil else {
+                throw APIError.notFound("no waveform for \(path)")
+            }
+            let datPath = layout.waveformPath(key: record.key)
+            if request.uri.queryParameters.get("format") == "dat" {
+                let bytes: Data, modified: Double
+                do {
+                    bytes = try Data(contentsOf: URL(fileURLWithPath: datPath))
+                    modified = (try FileManager.default.attributesOfItem(atPath: datPath)[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+                    _ = try WaveformFile.read(datPath: datPath)
+                } catch { throw await damaged(path, .profile, error) }
+                let etag = "\"\(record.key)-w-\(String(bytes.count, radix: 16))-\(String(Int64(modified * 1e6), radix: 16))\""
+                if let match = request.headers[.ifNoneMatch],
+                   match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
+                    return Response(status: .notModified, headers: [.eTag: etag])
+                }
+                return Response(status: .ok, headers: [.contentType: "application/octet-stream", .eTag: etag],
+                                body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            }
+            let waveform: WaveformData
+            do { waveform = try WaveformFile.read(datPath: datPath, rmsPath: layout.waveformRMSPath(key: record.key)) } catch {
+                throw await damaged(path, .profile, error)
+            }
+            let (peak, rms) = waveform.resampled(bins: bins)
+            func rounded(_ values: [Double]) -> [Double] { values.map { ($0 * 10_000).rounded() / 10_000 } }
+            return JSONBody.response(object: [
+                "relative_path": path, "duration": record.duration ?? waveform.duration, "bins": bins,
+                "peak": rounded(peak), "rms": rounded(rms),
+            ] as [String: Any])
+        }
+
         router.get("/stream") { request, context -> Response in
             guard configuration.stream else { throw APIError.notFound("streaming is turned off on this server (--no-stream)") }
             let path = try RelativePath.validate(request.uri.queryParameters.get("relative_path"))
@@ -346,4 +383,10 @@ actor VisCacheSize {
         cached = (total, Date())
         return total
     }
+}
+
+/// `GET /waveform`: how many bins a client may ask for (WaveformKit draws 40–200 bars, SoundCloud 1,800).
+enum WaveformAPI {
+    static let binRange = 8...4096
+    static let defaultBins = 200
 }

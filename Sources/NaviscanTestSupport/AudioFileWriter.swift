@@ -33,8 +33,22 @@ public enum AudioFileWriter {
         public let description: String
     }
 
-    public static func write(_ signal: TestSignal, to path: String, format: Format) throws {
-        try write(signal, to: path, sndfileFormat: format.sndfileFormat, name: "\(format)")
+    /// Tags libsndfile can write (RIFF INFO, Vorbis comments in FLAC and Ogg).
+    public enum Tag: Sendable, Hashable {
+        case title, artist, album, trackNumber
+
+        var sndfileString: Int32 {
+            switch self {
+            case .title: return Int32(SF_STR_TITLE)
+            case .artist: return Int32(SF_STR_ARTIST)
+            case .album: return Int32(SF_STR_ALBUM)
+            case .trackNumber: return Int32(SF_STR_TRACKNUMBER)
+            }
+        }
+    }
+
+    public static func write(_ signal: TestSignal, to path: String, format: Format, tags: [Tag: String] = [:]) throws {
+        try write(signal, to: path, sndfileFormat: format.sndfileFormat, name: "\(format)", tags: tags)
     }
 
     /// An MP3 (libsndfile's LAME encoder, its default VBR quality), for decoding and analysis tests.
@@ -43,7 +57,7 @@ public enum AudioFileWriter {
         try write(signal, to: path, sndfileFormat: Int32(SF_FORMAT_MPEG | SF_FORMAT_MPEG_LAYER_III), name: "mp3")
     }
 
-    private static func write(_ signal: TestSignal, to path: String, sndfileFormat: Int32, name: String) throws {
+    private static func write(_ signal: TestSignal, to path: String, sndfileFormat: Int32, name: String, tags: [Tag: String] = [:]) throws {
         var info = SF_INFO()
         info.samplerate = Int32(signal.sampleRate)
         info.channels = Int32(signal.channels)
@@ -52,6 +66,10 @@ public enum AudioFileWriter {
             throw WriteError(description: "\(path): libsndfile cannot write \(name): \(String(cString: sf_strerror(nil)))")
         }
         defer { sf_close(file) }
+        // Before any audio: FLAC writes its comments with the header.
+        for (tag, value) in tags where sf_set_string(file, tag.sndfileString, value) != 0 {
+            throw WriteError(description: "\(path): libsndfile cannot write the \(tag) tag in \(name)")
+        }
         // Integer formats: clip rather than wrap if a test signal touches full scale.
         sf_command(file, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
         // In pieces: libvorbis's encoder takes stack in proportion to a write's length, and one write

@@ -16,12 +16,28 @@ struct ProfileOptions: ParsableArguments {
     @Flag(name: .customLong("true-peak"), inversion: .prefixedNo, help: ArgumentHelp(Settings.truePeak.summary + " (\(Settings.truePeak.defaultText))"))
     var truePeak: Bool?
 
+    @Option(name: .customLong("waveform-pps"), help: ArgumentHelp(Settings.waveformPPS.summary + " (\(Settings.waveformPPS.defaultText))", valueName: "n"))
+    var waveformPPS: Int?
+
+    @Option(name: .customLong("waveform-bits"), help: ArgumentHelp(Settings.waveformBits.summary + " (\(Settings.waveformBits.defaultText))", valueName: "8|16"))
+    var waveformBits: Int?
+
+    @Flag(name: .customLong("waveform-per-channel"), inversion: .prefixedNo, help: ArgumentHelp(Settings.waveformPerChannel.summary + " (\(Settings.waveformPerChannel.defaultText))"))
+    var waveformPerChannel: Bool?
+
+    @Flag(name: .customLong("album-per-disc"), inversion: .prefixedNo, help: ArgumentHelp(Settings.albumPerDisc.summary + " (\(Settings.albumPerDisc.defaultText))"))
+    var albumPerDisc: Bool?
+
     var flags: [String: SettingValue] {
         var values: [String: SettingValue] = [:]
         if let referenceLUFS { values[Settings.referenceLUFS.key] = .double(referenceLUFS) }
         if let silenceThreshold { values[Settings.silenceThreshold.key] = .double(silenceThreshold) }
         if let bpmRange { values[Settings.bpmRange.key] = .string(bpmRange) }
         if let truePeak { values[Settings.truePeak.key] = .bool(truePeak) }
+        if let waveformPPS { values[Settings.waveformPPS.key] = .int(waveformPPS) }
+        if let waveformBits { values[Settings.waveformBits.key] = .int(waveformBits) }
+        if let waveformPerChannel { values[Settings.waveformPerChannel.key] = .bool(waveformPerChannel) }
+        if let albumPerDisc { values[Settings.albumPerDisc.key] = .bool(albumPerDisc) }
         return values
     }
 }

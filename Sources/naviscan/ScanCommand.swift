@@ -140,6 +140,7 @@ struct ScanCommand: AsyncParsableCommand {
         options.pruneThreshold = pruneThreshold / 100
         options.rebuildStore = rebuildStore
         options.shard = try resolvedShard()
+        options.albumPerDisc = settings.bool(Settings.albumPerDisc) ?? false
         let scanner = LibraryScanner(options: options, logger: logger)
         let signals = Self.installStopHandlers(scanner)
         defer { withExtendedLifetime(signals) {} }

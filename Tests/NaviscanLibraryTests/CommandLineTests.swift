@@ -79,6 +79,10 @@ struct CommandLineTests {
         #expect(missing.status == 2 && missing.stderr.contains("does not exist"))
         let badValue = try s.run(["scan", s.library, "-q"], environment: ["NAVISCAN_REFERENCE_LUFS": "12"])
         #expect(badValue.status == 2 && badValue.stderr.contains("NAVISCAN_REFERENCE_LUFS"), "\(badValue.stderr)")
+        let badBits = try s.run(["scan", s.library, "-q", "--waveform-bits", "12"])
+        #expect(badBits.status == 2 && badBits.stderr.contains("--waveform-bits must be 8 or 16"), "\(badBits.stderr)")
+        let badPPS = try s.run(["scan", s.library, "-q"], environment: ["NAVISCAN_WAVEFORM_PPS": "0"])
+        #expect(badPPS.status == 2 && badPPS.stderr.contains("NAVISCAN_WAVEFORM_PPS"), "\(badPPS.stderr)")
         #expect(!FileManager.default.fileExists(atPath: s.library + "/.naviscan/naviscan.db"))
     }
 

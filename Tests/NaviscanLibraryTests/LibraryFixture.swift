@@ -86,6 +86,9 @@ func consistencyProblems(out: String) throws -> [String] {
         }
         if record.profileFingerprint != nil {
             expected.insert(profile)
+            let dat = layout.waveformPath(key: record.key), rms = layout.waveformRMSPath(key: record.key)
+            expected.formUnion([dat, rms])
+            do { _ = try WaveformFile.read(datPath: dat, rmsPath: rms) } catch { problems.append("\(record.relativePath): waveform \(error)") }
             do {
                 let data = try Data(contentsOf: URL(fileURLWithPath: profile))
                 let json = try JSONSerialization.jsonObject(with: data) as? [String: Any]
@@ -93,9 +96,9 @@ func consistencyProblems(out: String) throws -> [String] {
             } catch { problems.append("\(record.relativePath): profile \(error)") }
         }
     }
-    for top in [layout.visDirectory, layout.profilesDirectory] {
+    for top in Set(OutputLayout.trackOutputs.map { layout.root + "/" + $0.directory }) {
         let files = FileManager.default.enumerator(atPath: top)?.compactMap { $0 as? String } ?? []
-        for file in files where file.hasSuffix(".vis") || file.hasSuffix(".json") || file.contains(".tmp-") {
+        for file in files where [".vis", ".json", ".dat", ".rms"].contains(where: file.hasSuffix) || file.contains(".tmp-") {
             let path = top + "/" + file
             if file.contains(".tmp-") { problems.append("temporary file left: \(file)") }
             else if !expected.contains(path) { problems.append("file without a row: \(file)") }

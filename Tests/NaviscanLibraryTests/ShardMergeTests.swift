@@ -119,7 +119,7 @@ struct ShardMergeTests {
 
         #expect(try Self.comparableRows(out: merged) == Self.comparableRows(out: single))
         let mergedFiles = Self.outputFiles(merged), singleFiles = Self.outputFiles(single)
-        #expect(mergedFiles.count == 2 * library.good.count)
+        #expect(mergedFiles.count == OutputLayout.trackOutputs.count * library.good.count)
         #expect(mergedFiles.keys.sorted() == singleFiles.keys.sorted())
         for (path, data) in singleFiles { #expect(mergedFiles[path] == data, "\(path) differs") }
         #expect(try consistencyProblems(out: merged) == [])

@@ -71,6 +71,20 @@ struct ServerTests {
                 #expect(response.headers[.contentType]?.hasPrefix("application/json") == true)
                 #expect(String(buffer: response.body) == stored)   // the same JSON as profiles/…/<key>.json
             }
+            // ReplayGain in OpenSubsonic's shape; the two tracks of the folder "Artist" share an album gain.
+            var albumGains: [Double] = []
+            for track in served.tracks.prefix(2) {
+                try await client.execute(uri: "/smart-dj/profile?relative_path=" + query(track), method: .get) { response in
+                    let body = try json(response.body)
+                    let gain = try #require(body["replay_gain"] as? [String: Any])
+                    #expect(Set(gain.keys) == ["trackGain", "trackPeak", "albumGain", "albumPeak", "baseGain", "fallbackGain"])
+                    let album = try #require(body["album"] as? [String: Any])
+                    #expect(album["key"] as? String == "folder: Artist" && album["tracks"] as? Int == 2)
+                    albumGains.append(try #require(gain["albumGain"] as? Double))
+                    #expect(gain["trackGain"] as? Double != gain["albumGain"] as? Double)
+                }
+            }
+            #expect(albumGains.count == 2 && albumGains[0] == albumGains[1])
             try await client.execute(uri: "/smart-dj/profile?relative_path=Artist/missing.flac", method: .get) { response in
                 #expect(response.status == .notFound)
                 let errorBody = try json(response.body)
@@ -87,6 +101,50 @@ struct ServerTests {
                 #expect(response.status == .notFound)
                 let errorBody = try json(response.body)
                 #expect(errorBody["error"] != nil)
+            }
+        }
+    }
+
+    @Test("waveform: N bins of peak and RMS in [0, 1], the .dat file with ETag, bad bins refused")
+    func waveform() async throws {
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        let track = served.tracks[0]   // a −12 dBFS sine, 3 s
+        let dat = OutputLayout(root: served.data).waveformPath(key: OutputLayout.key(forRelativePath: track))
+        try await served.app().test(.live) { client in
+            for bins in [8, 150, 4096] {
+                try await client.execute(uri: "/waveform?relative_path=\(query(track))&bins=\(bins)", method: .get) { response in
+                    #expect(response.status == .ok)
+                    let body = try json(response.body)
+                    #expect(Set(body.keys) == ["relative_path", "duration", "bins", "peak", "rms"])
+                    #expect(body["relative_path"] as? String == track && body["bins"] as? Int == bins)
+                    #expect(abs((body["duration"] as? Double ?? 0) - 3) < 0.01)
+                    let peak = try #require(body["peak"] as? [Double]), rms = try #require(body["rms"] as? [Double])
+                    #expect(peak.count == bins && rms.count == bins)
+                    let amplitude = TestSignal.amplitude(dBFS: -12)
+                    #expect(peak.allSatisfy { abs($0 - amplitude) < 0.01 }, "\(peak.prefix(8))")
+                    #expect(rms.allSatisfy { abs($0 - amplitude / 2.squareRoot()) < 0.01 }, "\(rms.prefix(8))")
+                }
+            }
+            for bad in ["7", "4097", "many"] {
+                try await client.execute(uri: "/waveform?relative_path=\(query(track))&bins=\(bad)", method: .get) { response in
+                    #expect(response.status == .badRequest)
+                    let errorBody = try json(response.body)
+                    #expect(errorBody["error"] is String)
+                }
+            }
+            try await client.execute(uri: "/waveform?relative_path=Artist/missing.flac&bins=20", method: .get) { response in
+                #expect(response.status == .notFound)
+            }
+            var etag = ""
+            try await client.execute(uri: "/waveform?relative_path=\(query(track))&format=dat", method: .get) { response in
+                #expect(response.status == .ok)
+                let file = try Data(contentsOf: URL(fileURLWithPath: dat))
+                #expect(Data(buffer: response.body) == file)
+                etag = try #require(response.headers[.eTag])
+            }
+            try await client.execute(uri: "/waveform?relative_path=\(query(track))&format=dat", method: .get, headers: [.ifNoneMatch: etag]) { response in
+                #expect(response.status == .notModified)
             }
         }
     }

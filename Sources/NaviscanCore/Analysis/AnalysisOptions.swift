@@ -25,6 +25,8 @@ public struct ProfileConfig: Sendable, Hashable, Codable {
     /// The tempo stage's onset front end, then its estimator.
     public var onsets = OnsetEnvelope.Config()
     public var tempo = TempoEstimator.Config()
+    /// The seek-bar waveform written beside the profile.
+    public var waveform = WaveformConfig()
 
     public init() {}
 }

@@ -10,6 +10,8 @@ public struct TrackAnalysis: Sendable {
     public let loudness: LoudnessMeter.Result?
     public let silence: SilenceDetector.Result?
     public let tempo: TempoEstimator.Result?
+    /// The seek-bar waveform, with the profile.
+    public let waveform: WaveformData?
     /// Wall-clock seconds for the whole pass (decode and every stage).
     public let elapsed: Double
 
@@ -22,6 +24,7 @@ public struct TrackAnalysis: Sendable {
 ///
 ///     decoder ─┬─ LoudnessMeter      (native rate, every channel)
 ///              ├─ SilenceDetector    (native rate, peak across channels)
+///              ├─ WaveformAnalyzer   (native rate, min/max/RMS per point)
 ///              └─ AnalysisRateStream (mono, resampled) ─┬─ VisFrameAnalyzer → frame sink
 ///                                                       └─ OnsetEnvelope (at its own rate) → summary → TempoEstimator
 ///
@@ -89,6 +92,7 @@ public final class TrackAnalyzer {
                               layout: info.channelLayout, measuresSamplePeak: false)
         }
         let silence = profile.map { SilenceDetector(config: $0.silence, sampleRate: info.sampleRate, channels: info.channels) }
+        let waveform = profile.map { WaveformAnalyzer(config: $0.waveform, sampleRate: info.sampleRate, channels: info.channels) }
         let monoRate = visFrames != nil ? options.analysisRate : profile.map { Self.onsetInputRate(source: info.sampleRate, $0.onsets) } ?? options.analysisRate
         let onsets = try profile.map { try OnsetEnvelope(config: $0.onsets, inputRate: monoRate, observer: onsetBandObserver) }
         let mono = (visFrames != nil || onsets != nil)
@@ -110,6 +114,7 @@ public final class TrackAnalyzer {
                 loudness?.process(audio)
             }
             silence?.process(audio)
+            waveform?.process(audio)
             try mono?.process(audio) { samples in
                 if let visFrames, let visSink { try visFrames.process(samples, into: visSink) }
                 onsets?.process(samples)
@@ -126,7 +131,7 @@ public final class TrackAnalyzer {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         return TrackAnalysis(stream: info, decodedFrames: decoded, visFrameCount: frames,
                              loudness: loudness?.finish(samplePeak: silenceResult?.samplePeak), silence: silenceResult,
-                             tempo: tempo, elapsed: seconds)
+                             tempo: tempo, waveform: waveform?.finish(), elapsed: seconds)
     }
 }
 

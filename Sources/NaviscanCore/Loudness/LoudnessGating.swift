@@ -26,6 +26,8 @@ struct LoudnessGating {
     private(set) var momentaryBlocks: [Double] = []
     /// 3 s block energies above the absolute gate.
     private(set) var shortTermBlocks: [Double] = []
+    /// The energy of the latest 400 ms block, gated or not; nil before the first.
+    private(set) var latestMomentary: Double?
 
     init() {
         momentaryBlocks.reserveCapacity(10 * 600)
@@ -38,6 +40,7 @@ struct LoudnessGating {
         count += 1
         if count >= 4 {
             let block = meanOfLast(4)
+            latestMomentary = block
             if block >= Self.absoluteGate { momentaryBlocks.append(block) }
         }
         if count >= 30, (count - 30) % 10 == 0 {

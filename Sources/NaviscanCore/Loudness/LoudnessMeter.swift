@@ -9,7 +9,8 @@ import CEbur128
 /// momentary mode plus a 100 ms window query); `LoudnessGating` builds the 400 ms and 3 s blocks
 /// from those sums. That gives libebur128's integrated loudness and range at under half its I+LRA
 /// mode's cost, which sums every sample seven times. At sample rates where libebur128's 100 ms block
-/// and its 100 ms window differ by a sample (11 025 Hz), its own I and LRA modes are used instead.
+/// and its 100 ms window differ by a sample (11 025 Hz), its own I and LRA modes give the track's
+/// values instead (the blocks built here still give the album histogram, a sample off per block).
 /// The sample peak comes from a vectorised scan here, not libebur128's scalar one; a caller that
 /// already scans every sample (the track analyser's silence detector) turns that off at init and
 /// hands its peak to `finish`.
@@ -34,6 +35,10 @@ public final class LoudnessMeter {
         public var truePeakDB: Double?
         /// The rate the meter ran at (the source's, unless it was resampled to be measured).
         public var measuredRate: Int = 0
+        /// The gating blocks, for album loudness; nil when no block passed the absolute gate.
+        public var histogram: LoudnessHistogram?
+        /// Momentary loudness over the first and last 30 s, for crossfade ramps.
+        var envelope = LoudnessEnvelope.Summary(start: [], end: [], blockCount: 0)
     }
 
     /// BS.1770's K-weighting filter, as libebur128 designs it for a rate, is a 1.68 kHz high shelf:
@@ -47,10 +52,13 @@ public final class LoudnessMeter {
     private let state: UnsafeMutablePointer<ebur128_state>
     private let channels: Int
     private let sampleRate: Int
-    /// Frames in libebur128's 100 ms block; gating runs here when non-nil.
+    /// Frames in libebur128's 100 ms block.
     private let blockFrames: Int
     private var framesToBlockEnd: Int
-    private var gating: LoudnessGating?
+    private var gating = LoudnessGating()
+    private var envelope = LoudnessEnvelope()
+    /// The track's integrated loudness and range come from libebur128's own gating.
+    private let gatingInLibrary: Bool
     private let measuresSamplePeak: Bool
     private var peak: Float = 0
 
@@ -69,6 +77,7 @@ public final class LoudnessMeter {
         self.measuresSamplePeak = measuresSamplePeak
         channels = layout.count
         self.sampleRate = sampleRate
+        self.gatingInLibrary = gatingInLibrary
         let gatesHere = !gatingInLibrary
         var mode = gatesHere ? Int32(EBUR128_MODE_M.rawValue) : Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_LRA.rawValue)
         if config.truePeak { mode |= Int32(EBUR128_MODE_TRUE_PEAK.rawValue) }
@@ -78,7 +87,6 @@ public final class LoudnessMeter {
         state = st
         blockFrames = (sampleRate + 5) / 10
         framesToBlockEnd = blockFrames
-        gating = gatesHere ? LoudnessGating() : nil
         for (index, position) in layout.enumerated() {
             ebur128_set_channel(st, UInt32(index), Int32(Self.bs1770Channel(position).rawValue))
         }
@@ -103,10 +111,6 @@ public final class LoudnessMeter {
 
     public func process(_ block: AudioBlock) {
         if measuresSamplePeak { peak = max(peak, PeakScan.maxAbs(block.samples, count: block.frameCount * channels)) }
-        guard gating != nil else {
-            ebur128_add_frames_float(state, block.samples, block.frameCount)
-            return
-        }
         // Feed up to each 100 ms boundary, then read that block's energy.
         var offset = 0
         while offset < block.frameCount {
@@ -118,7 +122,8 @@ public final class LoudnessMeter {
                 framesToBlockEnd = blockFrames
                 var loudness = -Double.infinity
                 ebur128_loudness_window(state, 100, &loudness)
-                gating!.add(energy: loudness.isFinite ? LoudnessGating.energy(loudness: loudness) : 0)
+                gating.add(energy: loudness.isFinite ? LoudnessGating.energy(loudness: loudness) : 0)
+                if let momentary = gating.latestMomentary { envelope.add(energy: momentary) }
             }
         }
     }
@@ -129,7 +134,8 @@ public final class LoudnessMeter {
         let peak = measuresSamplePeak ? self.peak : samplePeak ?? 0
         var result = Result()
         result.measuredRate = sampleRate
-        if let gating {
+        result.envelope = envelope.finish()
+        if !gatingInLibrary {
             result.integratedLUFS = gating.integratedLoudness()
             if result.integratedLUFS != nil { result.loudnessRange = gating.loudnessRange() }
         } else {
@@ -140,6 +146,9 @@ public final class LoudnessMeter {
             if result.integratedLUFS != nil, ebur128_loudness_range(state, &value) == EBUR128_SUCCESS.rawValue, value.isFinite {
                 result.loudnessRange = value
             }
+        }
+        if result.integratedLUFS != nil, !gating.momentaryBlocks.isEmpty {
+            result.histogram = LoudnessHistogram(blockEnergies: gating.momentaryBlocks)
         }
         if peak > 0, peak.isFinite { result.samplePeakDB = 20 * log10(Double(peak)) }
         if config.truePeak {

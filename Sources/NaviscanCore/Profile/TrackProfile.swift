@@ -14,6 +14,68 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         public var version: String
     }
 
+    /// ReplayGain 2.0 in OpenSubsonic's `replayGain` shape (its key names): gains in dB to the
+    /// reference level, peaks linear (1.0 is full scale). Album values are null until the album is
+    /// measured after the scan (and for a track whose album has no measurable member).
+    public struct ReplayGain: Codable, Sendable, Equatable {
+        public var trackGain: Double?
+        /// The sample peak, or the true peak when it was measured (`--true-peak`).
+        public var trackPeak: Double?
+        public var albumGain: Double?
+        public var albumPeak: Double?
+        /// Opus output gain: 0, because the decoder applies the header's gain before measuring.
+        public var baseGain: Double = 0
+        /// What to apply in album mode when `albumGain` is null: the track gain.
+        public var fallbackGain: Double?
+
+        public init(trackGain: Double? = nil, trackPeak: Double? = nil, albumGain: Double? = nil, albumPeak: Double? = nil,
+                    baseGain: Double = 0, fallbackGain: Double? = nil) {
+            self.trackGain = trackGain
+            self.trackPeak = trackPeak
+            self.albumGain = albumGain
+            self.albumPeak = albumPeak
+            self.baseGain = baseGain
+            self.fallbackGain = fallbackGain
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(trackGain, forKey: .trackGain)
+            try c.encode(trackPeak, forKey: .trackPeak)
+            try c.encode(albumGain, forKey: .albumGain)
+            try c.encode(albumPeak, forKey: .albumPeak)
+            try c.encode(baseGain, forKey: .baseGain)
+            try c.encode(fallbackGain, forKey: .fallbackGain)
+        }
+    }
+
+    /// The album a track was measured with: its key (album artist + album [+ disc], else the
+    /// folder), the loudness of all its members' blocks gated together, and how many members were
+    /// measured and how many left out for being silent.
+    public struct Album: Codable, Sendable, Equatable {
+        public var key: String
+        public var lufs: Double?
+        public var tracks: Int
+        public var silentTracks: Int
+
+        public init(key: String, lufs: Double?, tracks: Int, silentTracks: Int) {
+            self.key = key
+            self.lufs = lufs
+            self.tracks = tracks
+            self.silentTracks = silentTracks
+        }
+
+        enum CodingKeys: String, CodingKey { case key, lufs, tracks, silentTracks = "silent_tracks" }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(key, forKey: .key)
+            try c.encode(lufs, forKey: .lufs)
+            try c.encode(tracks, forKey: .tracks)
+            try c.encode(silentTracks, forKey: .silentTracks)
+        }
+    }
+
     public var relativePath: String
     public var duration: Double
     public var bpm: Double?
@@ -42,6 +104,17 @@ public struct TrackProfile: Codable, Sendable, Equatable {
     /// The file's own tags (title, artist, ReplayGain, …); never used by the analysis. Optional only
     /// so that profiles written before tags were read still decode; always written, as an object.
     public var tags: TrackTags?
+    /// Optional only so that older profiles still decode; always written.
+    public var replayGain: ReplayGain?
+    /// Null until the album is measured after the scan.
+    public var album: Album?
+    /// MixRamp start and end ramps (`"dB seconds;…"`), null for a silent track.
+    public var startRamp: String?
+    public var endRamp: String?
+    /// How the music ends: fade_out, cold_end or silence_tail; null for a silent track.
+    public var outro: CrossfadeRamps.Outro?
+    /// Seconds where the music falls for good 20 LU below the track's loudness.
+    public var audibleEnd: Double?
 
     enum CodingKeys: String, CodingKey {
         case relativePath = "relative_path", duration, bpm, bpmConfidence = "bpm_confidence"
@@ -49,6 +122,8 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         case silenceStart = "silence_start", lufs, loudnessRange = "loudness_range", peakDB = "peak_db"
         case truePeakDB = "true_peak_db", gainDB = "gain_db", loudnessNote = "loudness_note", referenceLUFS = "reference_lufs", silent
         case sampleRate = "sample_rate", channels, codec, analyzer, analyzedAt = "analyzed_at", tags
+        case replayGain = "replay_gain", album
+        case startRamp = "start_ramp", endRamp = "end_ramp", outro, audibleEnd = "audible_end"
     }
 
     /// Builds the profile from a finished analysis that ran the profile stages.
@@ -79,6 +154,17 @@ public struct TrackProfile: Codable, Sendable, Equatable {
             loudnessNote = "measured on the \(analysis.stream.sampleRate) Hz source resampled to \(rate) Hz: the BS.1770 filter is not defined below \(LoudnessMeter.minimumSampleRate) Hz"
         }
         silent = lufs == nil
+        let peaks = [loudness?.samplePeakDB, loudness?.truePeakDB].compactMap(finite)
+        let trackPeak = peaks.max().map { round(pow(10, $0 / 20), 1_000_000) }
+        replayGain = ReplayGain(trackGain: gainDB, trackPeak: trackPeak, fallbackGain: gainDB)
+        if let envelope = loudness?.envelope {
+            let ramps = CrossfadeRamps(envelope: envelope, integratedLUFS: lufs, duration: analysis.duration,
+                                       silenceStart: analysis.silence?.silenceStart ?? analysis.duration)
+            startRamp = ramps.startRamp
+            endRamp = ramps.endRamp
+            outro = ramps.outro
+            audibleEnd = ramps.audibleEnd
+        }
         sampleRate = analysis.stream.sampleRate
         channels = analysis.stream.channels
         codec = analysis.stream.codec
@@ -122,13 +208,20 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         try c.encode(analyzer, forKey: .analyzer)
         try c.encode(analyzedAt, forKey: .analyzedAt)
         try c.encode(tags ?? TrackTags(), forKey: .tags)
+        try c.encode(replayGain ?? ReplayGain(), forKey: .replayGain)
+        try c.encode(album, forKey: .album)
+        try c.encode(startRamp, forKey: .startRamp)
+        try c.encode(endRamp, forKey: .endRamp)
+        try c.encode(outro, forKey: .outro)
+        try c.encode(audibleEnd, forKey: .audibleEnd)
     }
 
     /// Checks a profile read back from storage against what an analysis can produce.
     public func checkRanges() throws {
         func fail(_ why: String) -> StoredProfileError { .implausible(why) }
+        let gains = replayGain.map { [$0.trackGain, $0.trackPeak, $0.albumGain, $0.albumPeak, $0.baseGain, $0.fallbackGain] } ?? []
         let numbers = [duration, bpmConfidence, silenceEnd, silenceStart, referenceLUFS]
-            + [bpm, firstBeat, lufs, loudnessRange, peakDB, truePeakDB, gainDB].compactMap { $0 }
+            + ([bpm, firstBeat, lufs, loudnessRange, peakDB, truePeakDB, gainDB, album?.lufs, audibleEnd] + gains).compactMap { $0 }
         guard numbers.allSatisfy(\.isFinite) else { throw fail("a value is not finite") }
         guard !relativePath.isEmpty, duration >= 0, sampleRate > 0, channels > 0 else { throw fail("no track (path, duration, rate or channels)") }
         guard (0...1).contains(bpmConfidence), bpm.map({ (20...400).contains($0) }) ?? true else { throw fail("bpm \(bpm ?? 0) or its confidence is out of range") }

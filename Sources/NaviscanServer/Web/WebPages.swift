@@ -132,8 +132,11 @@ enum WebText {
             }
             fields.append(("ReplayGain", parts.joined(separator: ", ")))
         }
-        if let outro = profile["outro"] as? [String: Any] {
-            fields.append(("Outro", outro.keys.sorted().map { "\($0): \(outro[$0].map { "\($0)" } ?? "")" }.joined(separator: ", ")))
+        let outros = ["fade_out": "fades out", "cold_end": "ends cold (stops from loud)", "silence_tail": "ends in a silent tail"]
+        if let outro = profile["outro"] as? String { fields.append(("Outro", outros[outro] ?? outro)) }
+        fields.append(("Music audibly ends", num("audible_end", 3, " s")))
+        for (label, key) in [("Start ramp (dB seconds)", "start_ramp"), ("End ramp (dB seconds before the end)", "end_ramp")] {
+            if let ramp = profile[key] as? String { fields.append((label, ramp)) }
         }
         return fields.filter { !$0.1.isEmpty }.map { ["label": $0.0, "value": $0.1] }
     }

@@ -72,6 +72,12 @@ struct AnalysisSettings: Equatable {
         p.tempo.minBPM = parts[0]
         p.tempo.maxBPM = parts[1]
         p.loudness.truePeak = config.bool(Settings.truePeak) ?? p.loudness.truePeak
+        p.waveform.pointsPerSecond = config.int(Settings.waveformPPS) ?? p.waveform.pointsPerSecond
+        p.waveform.bits = config.int(Settings.waveformBits) ?? p.waveform.bits
+        p.waveform.perChannel = config.bool(Settings.waveformPerChannel) ?? p.waveform.perChannel
+        do { try p.waveform.validate() } catch {
+            throw CLIError("\(error) (from \([Settings.waveformPPS, Settings.waveformBits].map { config.origin($0) }.joined(separator: ", ")))")
+        }
         return p
     }
 

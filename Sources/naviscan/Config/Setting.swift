@@ -99,6 +99,14 @@ enum Settings {
                                   "Range reported tempi lie in, as MIN-MAX BPM.")
     static let truePeak = Setting("true-peak", .bool, default: .bool(profile.loudness.truePeak),
                                   "Also measure the true peak (dBTP); slower.")
+    static let waveformPPS = Setting("waveform-pps", .int, default: .int(profile.waveform.pointsPerSecond),
+                                     "Seek-bar waveform points (min/max pairs) per second of audio.")
+    static let waveformBits = Setting("waveform-bits", .int, default: .int(profile.waveform.bits),
+                                      "Seek-bar waveform resolution: 8 or 16 bits.")
+    static let waveformPerChannel = Setting("waveform-per-channel", .bool, default: .bool(profile.waveform.perChannel),
+                                            "One waveform lane per channel instead of the mono mix.")
+    static let albumPerDisc = Setting("album-per-disc", .bool, default: .bool(false),
+                                      "Album gain per disc: each disc of a multi-disc album is its own album.")
     static let host = Setting("serve.host", .string, default: .string("127.0.0.1"),
                               "Address `serve` binds; loopback unless told otherwise.")
     static let port = Setting("serve.port", .int, default: .int(8000), "TCP port of `serve`.")
@@ -114,7 +122,8 @@ enum Settings {
 
     /// The analysis parameters a store records, so a plain re-scan reuses them.
     static let analysis: [Setting] = [writeVis, writeDJ, fps, bands, minHz, maxHz, encoding,
-                                      referenceLUFS, silenceThreshold, bpmRange, truePeak]
+                                      referenceLUFS, silenceThreshold, bpmRange, truePeak, albumPerDisc,
+                                      waveformPPS, waveformBits, waveformPerChannel]
     static let all: [Setting] = [library, out, jobs, failOn] + analysis + [host, port, serveJobs, watch, rescanInterval, stream, corsOrigin]
 }
 

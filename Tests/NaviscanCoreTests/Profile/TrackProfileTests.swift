@@ -31,7 +31,8 @@ struct TrackProfileTests {
         let expectedKeys: Set<String> = [
             "relative_path", "duration", "bpm", "bpm_confidence", "bpm_alternates", "first_beat", "silence_end",
             "silence_start", "lufs", "loudness_range", "peak_db", "true_peak_db", "gain_db", "loudness_note", "reference_lufs",
-            "silent", "sample_rate", "channels", "codec", "analyzer", "analyzed_at", "tags",
+            "silent", "sample_rate", "channels", "codec", "analyzer", "analyzed_at", "tags", "replay_gain", "album",
+            "start_ramp", "end_ramp", "outro", "audible_end",
         ]
         for path in [groove, silent, FixturePaths.fixture("mp3/sine_440_660_2s.mp3"), FixturePaths.fixture("demo/ambient_pad.ogg"),
                      FixturePaths.fixture("formats/tagged.mp3"), FixturePaths.fixture("formats/alac.m4a")] {
@@ -39,6 +40,14 @@ struct TrackProfileTests {
             #expect(Set(json.keys) == expectedKeys, "\(path)")
             #expect(validate(json, against: Self.schema) == [], "\(path)")
         }
+        // With its album measured (as a scan rewrites it), the profile still validates.
+        var measured = try Self.profile(of: groove).0
+        measured.album = TrackProfile.Album(key: "album: A — B", lufs: -12.5, tracks: 3, silentTracks: 1)
+        measured.replayGain?.albumGain = -5.5
+        measured.replayGain?.albumPeak = 0.9
+        let measuredJSON = try JSONSerialization.jsonObject(with: measured.jsonData()) as! [String: Any]
+        #expect(validate(measuredJSON, against: Self.schema) == [])
+        #expect((measuredJSON["replay_gain"] as? [String: Any])?["albumGain"] as? Double == -5.5)
         // The schema is not vacuous: a wrong type and an unknown key are caught.
         var bad = try Self.profile(of: groove).1
         bad["bpm"] = "fast"

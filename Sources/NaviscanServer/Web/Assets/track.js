@@ -69,9 +69,9 @@ function drawVisualizer() {
 /// A MixRamp "dB seconds;dB seconds;…" string (or an array of {db, seconds}) as its time span.
 function rampSpan(ramp) {
   if (!ramp) return null;
-  const points = typeof ramp === "string"
-    ? ramp.split(";").map((p) => p.trim().split(/\s+/).map(Number)).filter((p) => p.length === 2 && p.every(Number.isFinite)).map((p) => p[1])
-    : Array.isArray(ramp) ? ramp.map((p) => Number(p.seconds ?? p[1])).filter(Number.isFinite) : [];
+  // MixRamp: "dB seconds;dB seconds;..."
+  const points = ramp.split(";").map((p) => p.trim().split(/\s+/).map(Number))
+    .filter((p) => p.length === 2 && p.every(Number.isFinite)).map((p) => p[1]);
   return points.length ? Math.max(...points) : null;
 }
 
@@ -94,16 +94,14 @@ function drawWaveform() {
   }
   if (profile) {
     // Crossfade ramps: the span the start and end envelopes cover.
-    const ramps = profile.mix_ramp ?? {};
-    const start = rampSpan(profile.start_ramp ?? ramps.start), end = rampSpan(profile.end_ramp ?? ramps.end);
+    const start = rampSpan(profile.start_ramp), end = rampSpan(profile.end_ramp);
     g.fillStyle = color("--ramp", "rgba(255, 193, 7, 0.18)");
     if (start) g.fillRect(0, 0, x(start), h);
     if (end) g.fillRect(x(total - end), 0, x(end), h);
     const line = (t, style) => { if (t == null || !Number.isFinite(t)) return; g.fillStyle = style; g.fillRect(Math.round(x(t)) - 1, 0, 2, h); };
     line(profile.silence_end, color("--silence", "#e57373"));
     line(profile.silence_start, color("--silence", "#e57373"));
-    const outro = profile.outro ?? {};
-    line(outro.audible_end ?? outro.audible_end_seconds ?? outro.end, color("--audible", "#81c784"));
+    line(profile.audible_end, color("--audible", "#81c784"));
   }
   g.fillStyle = color("--text", "#e8eaed");
   g.fillRect(Math.round(x(currentTime())), 0, 1, h);
