@@ -54,16 +54,6 @@ public final class PolyphaseResampler {
         taps = Int((24 * decimation / 8).rounded(.up)) * 8
         // Cut-off in cycles per input sample.
         let cutoff = inputRate < outputRate ? 0.5 : 0.47 * Double(outputRate) / Double(inputRate)
-        let beta = 7.0
-        func bessel0(_ x: Double) -> Double {
-            var sum = 1.0, term = 1.0, k = 1.0
-            while term > 1e-12 * sum {
-                term *= (x / (2 * k)) * (x / (2 * k))
-                sum += term
-                k += 1
-            }
-            return sum
-        }
         let half = Double(taps / 2)
         coefficients = .allocate(capacity: phases * taps)
         var row = [Double](repeating: 0, count: taps)
@@ -73,9 +63,7 @@ public final class PolyphaseResampler {
                 let tau = Double(p) / Double(phases) + half - 1 - Double(j)
                 let x = 2 * cutoff * tau
                 let sinc = x == 0 ? 1 : sin(Double.pi * x) / (Double.pi * x)
-                let r = tau / half
-                let window = abs(r) < 1 ? bessel0(beta * (1 - r * r).squareRoot()) / bessel0(beta) : 0
-                row[j] = 2 * cutoff * sinc * window
+                row[j] = 2 * cutoff * sinc * KaiserWindow.value(tau / half, beta: 7)
             }
             // Every phase passes DC at exactly unity gain.
             let sum = row.reduce(0, +)
