@@ -84,8 +84,13 @@ bench-check: deps
 bench-thresholds: deps
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark thresholds update --metric mallocCountTotal --no-progress
 
-# The speed bar on ../shared/corpus's music (see scripts/speed-bar.sh).
+# The speed bar on ../shared/corpus's music against the plain-C floor, per format and source rate
+# (see scripts/speed-bar.sh; scripts/speed-corpus.sh makes the rate and codec copies with sox and ffmpeg).
+SPEED_BAR_PACKAGES := sox ffmpeg gcc bc
 speed-bar: build
+	@for tool in $(SPEED_BAR_PACKAGES); do command -v $$tool >/dev/null 2>&1 || missing=1; done; \
+	if [ -n "$$missing" ]; then $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(SPEED_BAR_PACKAGES); fi
 	scripts/speed-bar.sh
 
 # Fuzzes every reader of untrusted files for FUZZ_SECONDS (default 300): libFuzzer when

@@ -1,62 +1,70 @@
 #!/usr/bin/env bash
-# The speed bar, measured as the benchmark issue states it, on ../shared/corpus/build.sh's music:
-#   scripts/speed-bar.sh [MUSIC_DIR]      (default: $NAVISCAN_CORPUS/music or ~/.cache/naviscan-corpus/music)
-# For music/mp3 and music/flac it times the reference decoders (`mpg123 -q -s FILE > /dev/null`,
-# `flac -d -s -c FILE > /dev/null`, one file after another), then runs `naviscan bench --jobs 1` and
-# `--jobs 2` on the same folder and prints the full --vis --dj time as a multiple of the reference
-# decode, the --jobs 2 speed-up and the peak resident memory, next to the plain-C floor
-# (scripts/c-floor/floor.c: decode + libebur128 integrated + a 30 fps FFT) timed the same way: the
-# median of REPEAT paired runs (default 3). Needs: mpg123 flac gcc (apt).
+# The speed bar: naviscan's full --vis --dj analysis against the plain-C floor, per format and source rate.
+#   scripts/speed-bar.sh [MUSIC_DIR] [SPEED_DIR]
+# MUSIC_DIR: ../shared/corpus/build.sh's music ($NAVISCAN_CORPUS/music or ~/.cache/naviscan-corpus/music),
+# for its mp3/ and ogg/; SPEED_DIR: scripts/speed-corpus.sh's copies of its FLAC at 32, 44.1, 48 and
+# 96 kHz and as AAC and ALAC (~/.cache/naviscan-speed, made here when missing).
+# The floor (scripts/c-floor/floor.c: the same decoders + libebur128 integrated loudness + a 1024-point
+# FFT at 30 frames/s, nothing else) is compiled and timed in this run. Per folder and repetition
+# (REPEAT, default 3) it runs the floor over every file and `naviscan bench DIR --jobs 1 --mode full`
+# as a pair, alternating which goes first. The primary figure is CPU time (user + system): this VM is
+# shared with other builds, and CPU time counts only our own work; the wall-clock ratio is printed
+# beside it. Prints the medians of the per-pair ratios. FILES=N times only each folder's first N files
+# (path order) when the machine is too busy for all of them. Needs: gcc pkg-config sox ffmpeg bc (apt).
 set -euo pipefail
+export LC_ALL=C
 here=$(cd "$(dirname "$0")/.." && pwd)
 music=${1:-${NAVISCAN_CORPUS:-$HOME/.cache/naviscan-corpus}/music}
-bin=$here/.build/release/naviscan
+speed=${2:-${NAVISCAN_SPEED_CORPUS:-$HOME/.cache/naviscan-speed}}
+bin=${NAVISCAN_BIN:-$here/.build/release/naviscan}
 [[ -x $bin ]] || (cd "$here" && swift build -c release --product naviscan)
-for tool in mpg123 flac; do
-  command -v "$tool" >/dev/null || { echo "speed-bar: needs $tool (apt-get install mpg123 flac)" >&2; exit 2; }
-done
-[[ -d $music/mp3 && -d $music/flac ]] || { echo "speed-bar: no $music/{mp3,flac}: run ../shared/corpus/build.sh" >&2; exit 2; }
+[[ -d $music/mp3 && -d $music/ogg ]] || { echo "speed-bar: no $music/{mp3,ogg}: run ../shared/corpus/build.sh" >&2; exit 2; }
+"$here/scripts/speed-corpus.sh" "$music" "$speed" >/dev/null
 
 floor=$(mktemp -d)/floor
 trap 'rm -rf "$(dirname "$floor")"' EXIT
-cc -O2 "$here/scripts/c-floor/floor.c" -o "$floor" $(pkg-config --cflags --libs libmpg123 sndfile libebur128 fftw3f) -lm
+cc -O2 "$here/scripts/c-floor/floor.c" -o "$floor" \
+  $(pkg-config --cflags --libs libmpg123 sndfile libebur128 fftw3f libavformat libavcodec libavutil) -lm
 repeat=${REPEAT:-3}
-seconds() { local start end; start=$(date +%s.%N); "$@"; end=$(date +%s.%N); echo "$end - $start" | bc; }
-reference_decode() {  # FORMAT
-  local f
-  for f in "$music/$1"/*."$1"; do
-    if [[ $1 == mp3 ]]; then mpg123 -q -s "$f" > /dev/null; else flac -d -s -c "$f" > /dev/null; fi
-  done
-}
-# One `naviscan bench` run: "hours decode_xrt full_xrt peak_rss_mb" for the format's row.
-bench_row() {  # FORMAT JOBS
-  "$bin" bench "$music/$1" --jobs "$2" | awk -v f="$1" '
-    $1 == f { gsub(/[()x]/, ""); h = $3; d = $4; full = $7 }
-    /peak resident memory/ { rss = $4 }
-    END { print h, d, full, rss }'
-}
-run_floor() { "$floor" "$@" > /dev/null 2>&1; }
+files=${FILES:-100000}
+# The folder's first $files files, in the path order `naviscan bench --limit` takes them.
+files_of() { local all=("$1"/*); printf '%s\0' "${all[@]:0:$files}"; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# "cpu wall" seconds of the floor over a folder's files (bash's own timer: user + system of the child).
+time_floor() {  # DIR
+  local TIMEFORMAT='%U %S %R' out
+  out=$( { time files_of "$1" | xargs -0 "$floor" > /dev/null 2>&1; } 2>&1 )
+  awk '{ print $1 + $2, $3 }' <<< "$out"
+}
+# "hours cpu wall" of naviscan's full analysis over a folder, as `naviscan bench` measures it in-process
+# (after its warm-up pass): the last row's hours, full x-realtime and full CPU seconds.
+time_naviscan() {  # DIR
+  "$bin" bench "$1" --jobs 1 --mode full --limit "$files" | awk '$1 != "format" && NF >= 11 { row = $3 " " $NF " " ($3 * 3600 / $7) } END { print row }'
+}
 
-# The machine's speed drifts (a shared VM): each repetition times the reference decoders and then
-# naviscan back to back, and the ratios are taken per repetition; the table shows their median.
-printf '%-5s %6s %8s %10s %9s %14s %9s %7s %13s\n' format hours "ref s" "full s" "vs ref" "vs own decode" "j2 speed" "RSS MB" "C floor/ref"
-for fmt in mp3 flac; do
-  ratios=() owns=() speedups=() refs=() fulls=() floors=() rss=0
+printf '%-11s %6s %11s %10s %12s %12s   %s\n' source hours "floor cpu s" "full cpu s" "cpu / floor" "wall / floor" "per pair, cpu / floor"
+row() {  # LABEL DIR
+  local label=$1 dir=$2 ratios=() walls=() floors=() fulls=() hours fc fw nc nw i
+  files_of "$dir" | xargs -0 cat > /dev/null
   for ((i = 0; i < repeat; i++)); do
-    ref=$(seconds reference_decode "$fmt")
-    floors+=("$(echo "$(seconds run_floor "$music/$fmt"/*."$fmt") / $ref" | bc -l)")
-    read -r hours decode_x full_x mb <<< "$(bench_row "$fmt" 1)"
-    read -r _ _ full_x2 mb2 <<< "$(bench_row "$fmt" 2)"
-    full=$(echo "$hours * 3600 / $full_x" | bc -l)
-    refs+=("$ref") fulls+=("$full")
-    ratios+=("$(echo "$full / $ref" | bc -l)") owns+=("$(echo "$decode_x / $full_x" | bc -l)")
-    speedups+=("$(echo "$full_x2 / $full_x" | bc -l)")
-    rss=$(echo "$rss $mb $mb2" | tr ' ' '\n' | sort -n | tail -1)
+    if ((i % 2 == 0)); then
+      read -r fc fw <<< "$(time_floor "$dir")"; read -r hours nc nw <<< "$(time_naviscan "$dir")"
+    else
+      read -r hours nc nw <<< "$(time_naviscan "$dir")"; read -r fc fw <<< "$(time_floor "$dir")"
+    fi
+    floors+=("$fc") fulls+=("$nc")
+    ratios+=("$(echo "$nc / $fc" | bc -l)") walls+=("$(echo "$nw / $fw" | bc -l)")
   done
-  printf '%-5s %6.2f %8.2f %10.2f %8.2fx %13.2fx %8.2fx %7.1f %12.2fx\n' "$fmt" "$hours" \
-    "$(printf '%s\n' "${refs[@]}" | median)" "$(printf '%s\n' "${fulls[@]}" | median)" \
-    "$(printf '%s\n' "${ratios[@]}" | median)" "$(printf '%s\n' "${owns[@]}" | median)" \
-    "$(printf '%s\n' "${speedups[@]}" | median)" "$rss" "$(printf '%s\n' "${floors[@]}" | median)"
-  echo "      per run, full / reference decode: $(printf '%.2f ' "${ratios[@]}")"
-done
+  printf '%-11s %6.2f %11.2f %10.2f %11.2fx %11.2fx   %s\n' "$label" "$hours" \
+    "$(printf '%s\n' "${floors[@]}" | median)" "$(printf '%s\n' "${fulls[@]}" | median)" \
+    "$(printf '%s\n' "${ratios[@]}" | median)" "$(printf '%s\n' "${walls[@]}" | median)" \
+    "$(printf '%.2f ' "${ratios[@]}")"
+}
+row mp3 "$music/mp3"
+row ogg "$music/ogg"
+row "flac 32k" "$speed/flac-32000"
+row "flac 44.1k" "$speed/flac-44100"
+row "flac 48k" "$speed/flac-48000"
+row "flac 96k" "$speed/flac-96000"
+row aac "$speed/aac"
+row alac "$speed/alac"

@@ -17,6 +17,9 @@ public final class LibraryBenchmark: @unchecked Sendable {
         public var audioSeconds = 0.0
         /// Wall seconds per mode.
         public var wall: [Mode: Double] = [:]
+        /// Process CPU seconds (user + system, every thread) per mode: unlike the wall time, what
+        /// other programs on a shared machine take does not count.
+        public var cpu: [Mode: Double] = [:]
 
         public func realtimeFactor(_ mode: Mode) -> Double { (wall[mode] ?? 0) > 0 ? audioSeconds / wall[mode]! : 0 }
         /// Wall time of `mode` as a multiple of decode-only.
@@ -43,26 +46,30 @@ public final class LibraryBenchmark: @unchecked Sendable {
         self.logger = logger
     }
 
-    public func run() throws -> Report {
-        var files = try LibraryWalker(root: library, excluding: [library + "/.naviscan"]).walk().files
-        files.sort { $0.relativePath < $1.relativePath }
-        if let limit { files = Array(files.prefix(limit)) }
-        // A warm-up pass fills the page cache (so no mode pays for disk reads the others skip) and
-        // tells each file's format; then every format is timed on its own, mode by mode.
-        let (_, probe) = measure(files, mode: .decode)
-        var failed: [String] = []
+    /// One point of a jobs sweep: decode-only and the full analysis over every decodable file.
+    public struct SweepPoint: Sendable {
+        public var jobs: Int
+        public var audioSeconds: Double
+        public var decodeWall: Double
+        public var fullWall: Double
+        public var decodeCPU: Double
+        public var fullCPU: Double
+    }
+
+    /// Times `modes` (all three unless told), per format.
+    public func run(modes: [Mode] = Mode.allCases) throws -> Report {
+        let (files, failed) = try warmUp()
         var groups: [String: [LibraryFile]] = [:]
-        for (file, outcome) in zip(files, probe) {
-            if let (format, _) = outcome { groups[format, default: []].append(file) } else { failed.append(file.relativePath) }
-        }
+        for (file, format) in files { groups[format, default: []].append(file) }
         var rows: [Row] = []
         for (format, group) in groups.sorted(by: { $0.key < $1.key }) {
             var row = Row(format: format)
             row.files = group.count
-            for mode in Mode.allCases {
-                let (wall, results) = measure(group, mode: mode)
-                row.wall[mode] = wall
-                if mode == .decode { row.audioSeconds = results.compactMap { $0?.1 }.reduce(0, +) }
+            for mode in modes {
+                let timing = measure(group, mode: mode, jobs: jobs)
+                row.wall[mode] = timing.wall
+                row.cpu[mode] = timing.cpu
+                row.audioSeconds = timing.audioSeconds
             }
             rows.append(row)
         }
@@ -70,24 +77,56 @@ public final class LibraryBenchmark: @unchecked Sendable {
             var all = Row(format: "all")
             all.files = rows.reduce(0) { $0 + $1.files }
             all.audioSeconds = rows.reduce(0) { $0 + $1.audioSeconds }
-            for mode in Mode.allCases { all.wall[mode] = rows.reduce(0) { $0 + ($1.wall[mode] ?? 0) } }
+            for mode in modes {
+                all.wall[mode] = rows.reduce(0) { $0 + ($1.wall[mode] ?? 0) }
+                all.cpu[mode] = rows.reduce(0) { $0 + ($1.cpu[mode] ?? 0) }
+            }
             rows.append(all)
         }
-        var usage = rusage()
-        #if canImport(Darwin)
-        getrusage(RUSAGE_SELF, &usage)
-        let peak = Int(usage.ru_maxrss)            // bytes on Darwin
-        #else
-        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-        let peak = Int(usage.ru_maxrss) * 1024     // KiB on Linux
-        #endif
-        return Report(rows: rows, failed: failed.sorted(), peakResidentBytes: peak, jobs: jobs)
+        return Report(rows: rows, failed: failed, peakResidentBytes: ProcessUsage.now().peakResidentBytes, jobs: jobs)
     }
 
-    /// Runs `mode` over all files on `jobs` threads; returns the wall time and, per file, (format, audio seconds) or nil.
-    private func measure(_ files: [LibraryFile], mode: Mode) -> (Double, [(String, Double)?]) {
+    /// Decode-only and the full analysis over every decodable file (all formats together) with each
+    /// of `jobCounts` threads: how far the analysis scales next to how far decoding alone does.
+    public func sweep(jobCounts: [Int]) throws -> [SweepPoint] {
+        let files = try warmUp().files.map(\.file)
+        return jobCounts.map { n in
+            let decode = measure(files, mode: .decode, jobs: n)
+            let full = measure(files, mode: .full, jobs: n)
+            return SweepPoint(jobs: n, audioSeconds: decode.audioSeconds, decodeWall: decode.wall, fullWall: full.wall,
+                              decodeCPU: decode.cpu, fullCPU: full.cpu)
+        }
+    }
+
+    /// Walks the library and decodes every file once: this fills the page cache (so no timed pass
+    /// pays for disk reads the others skip) and tells each file's format. Returns the decodable
+    /// files with their format, and the others' relative paths.
+    private func warmUp() throws -> (files: [(file: LibraryFile, format: String)], failed: [String]) {
+        var files = try LibraryWalker(root: library, excluding: [library + "/.naviscan"]).walk().files
+        files.sort { $0.relativePath < $1.relativePath }
+        if let limit { files = Array(files.prefix(limit)) }
+        let probe = measure(files, mode: .decode, jobs: jobs)
+        var decodable: [(file: LibraryFile, format: String)] = []
+        var failed: [String] = []
+        for (file, outcome) in zip(files, probe.outcomes) {
+            if let (format, _) = outcome { decodable.append((file, format)) } else { failed.append(file.relativePath) }
+        }
+        return (decodable, failed.sorted())
+    }
+
+    private struct Timing {
+        var wall: Double
+        var cpu: Double
+        /// Per file: (format, audio seconds), or nil when it could not be decoded.
+        var outcomes: [(String, Double)?]
+        var audioSeconds: Double { outcomes.compactMap { $0?.1 }.reduce(0, +) }
+    }
+
+    /// Runs `mode` over all files on `jobs` threads.
+    private func measure(_ files: [LibraryFile], mode: Mode, jobs: Int) -> Timing {
         var results = [(String, Double)?](repeating: nil, count: files.count)
         let lock = NSLock()
+        let cpuBefore = ProcessUsage.now().cpuSeconds
         let start = ContinuousClock.now
         WorkPool(jobs: jobs).run(files) { [logger] i, file in
             let outcome = try? Self.process(file.path, mode: mode, logger: logger)
@@ -96,7 +135,8 @@ public final class LibraryBenchmark: @unchecked Sendable {
             lock.unlock()
         }
         let d = start.duration(to: .now)
-        return (Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18, results)
+        return Timing(wall: Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18,
+                      cpu: ProcessUsage.now().cpuSeconds - cpuBefore, outcomes: results)
     }
 
     private static func process(_ path: String, mode: Mode, logger: Logger) throws -> (String, Double) {
@@ -120,5 +160,25 @@ public final class LibraryBenchmark: @unchecked Sendable {
             _ = meter?.finish()
             return (info.container, Double(frames) / Double(info.sampleRate))
         }
+    }
+}
+
+/// This process's resource use so far (getrusage).
+struct ProcessUsage {
+    /// User + system CPU seconds of every thread.
+    var cpuSeconds: Double
+    var peakResidentBytes: Int
+
+    static func now() -> ProcessUsage {
+        var usage = rusage()
+        #if canImport(Darwin)
+        getrusage(RUSAGE_SELF, &usage)
+        let peak = Int(usage.ru_maxrss)            // bytes on Darwin
+        #else
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        let peak = Int(usage.ru_maxrss) * 1024     // KiB on Linux
+        #endif
+        func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) * 1e-6 }
+        return ProcessUsage(cpuSeconds: seconds(usage.ru_utime) + seconds(usage.ru_stime), peakResidentBytes: peak)
     }
 }

@@ -7,7 +7,12 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure decode-only, decode + loudness and full analysis speed on a library (nothing is written).",
-        discussion: "Each mode runs over the same files in this one process (after a warm-up pass), per format: files, hours, x-realtime, the ratio to decode-only, and the peak resident memory."
+        discussion: """
+            Each mode runs over the same files in this one process (after a warm-up pass), per format: files, hours, \
+            x-realtime, the ratio to decode-only, the CPU seconds (user + system) and the peak resident memory. \
+            --jobs-sweep 1,2,4 instead times decode-only and the full analysis over all files with each number \
+            of jobs, and prints how each scales against the first.
+            """
     )
 
     @Argument(help: "The music library folder.")
@@ -19,33 +24,101 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Use at most this many files (in path order).")
     var limit: Int?
 
+    @Option(help: "Time only this mode: decode, loudness or full (repeat for more; default: all three).")
+    var mode: [BenchMode] = []
+
+    @Option(name: .customLong("jobs-sweep"), help: ArgumentHelp(
+        "Time decode-only and the full analysis with each of these job counts, e.g. 1,2,4,8.", valueName: "N,N,..."))
+    var jobsSweep: String?
+
     @OptionGroup var logging: LoggingOptions
+
+    enum BenchMode: String, ExpressibleByArgument, CaseIterable {
+        case decode, loudness, full
+
+        var mode: LibraryBenchmark.Mode {
+            switch self {
+            case .decode: .decode
+            case .loudness: .loudness
+            case .full: .full
+            }
+        }
+    }
+
+    /// The parsed --jobs-sweep counts (nil when not given).
+    var sweepCounts: [Int]? {
+        jobsSweep.map { $0.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) ?? 0 } }
+    }
 
     func validate() throws {
         guard jobs >= 1 && jobs <= 256 else { throw ValidationError("--jobs must be between 1 and 256") }
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+        if let counts = sweepCounts {
+            guard !counts.isEmpty, counts.allSatisfy({ (1...256).contains($0) }) else {
+                throw ValidationError("--jobs-sweep takes job counts from 1 to 256 separated by commas, e.g. 1,2,4")
+            }
+            guard mode.isEmpty else { throw ValidationError("--jobs-sweep times decode and full itself; leave out --mode") }
+        }
     }
 
     func run() throws {
         let logger = logging.makeLogger()
         let path = URL(fileURLWithPath: library).standardizedFileURL.path
-        let report: LibraryBenchmark.Report
+        let benchmark = LibraryBenchmark(library: path, jobs: jobs, limit: limit, logger: logger)
         do {
-            report = try LibraryBenchmark(library: path, jobs: jobs, limit: limit, logger: logger).run()
+            if let counts = sweepCounts {
+                printSweep(try benchmark.sweep(jobCounts: counts), path: path)
+            } else {
+                let modes = mode.isEmpty ? LibraryBenchmark.Mode.allCases : BenchMode.allCases.filter(mode.contains).map(\.mode)
+                printReport(try benchmark.run(modes: modes), path: path)
+            }
         } catch {
             FileHandle.standardError.write(Data("naviscan: \(error)\n".utf8))
             throw ExitCode(2)
         }
+    }
+
+    private func printReport(_ report: LibraryBenchmark.Report, path: String) {
         print("naviscan bench \(path), --jobs \(report.jobs)")
-        print("format   files    hours   decode x-rt   +loudness x-rt (ratio)   full x-rt (ratio)")
+        print("format   files    hours   decode x-rt   +loudness x-rt (ratio)   full x-rt (ratio)   cpu s: decode +loudness    full")
+        func realtime(_ row: LibraryBenchmark.Row, _ mode: LibraryBenchmark.Mode) -> String {
+            row.wall[mode] == nil ? "-" : String(format: "%.0f", row.realtimeFactor(mode))
+        }
+        func ratio(_ row: LibraryBenchmark.Row, _ mode: LibraryBenchmark.Mode) -> String {
+            row.wall[mode] == nil || row.wall[.decode] == nil ? "(-)" : String(format: "(%4.2fx)", row.ratio(mode))
+        }
+        func cpu(_ row: LibraryBenchmark.Row, _ mode: LibraryBenchmark.Mode) -> String {
+            row.cpu[mode].map { String(format: "%.2f", $0) } ?? "-"
+        }
         for row in report.rows {
             let name = row.format.padding(toLength: 8, withPad: " ", startingAt: 0)
-            print(name + String(format: "%6d %8.2f %13.0f %16.0f (%4.2fx) %12.0f (%4.2fx)",
-                                row.files, row.audioSeconds / 3600,
-                                row.realtimeFactor(.decode), row.realtimeFactor(.loudness), row.ratio(.loudness),
-                                row.realtimeFactor(.full), row.ratio(.full)))
+            let columns = [
+                String(format: "%6d %8.2f", row.files, row.audioSeconds / 3600),
+                pad(realtime(row, .decode), 13), pad(realtime(row, .loudness), 16), pad(ratio(row, .loudness), 8),
+                pad(realtime(row, .full), 12), pad(ratio(row, .full), 8),
+                pad(cpu(row, .decode), 14), pad(cpu(row, .loudness), 10), pad(cpu(row, .full), 7),
+            ]
+            print(name + columns.joined(separator: " "))
         }
         print(String(format: "peak resident memory: %.1f MB", Double(report.peakResidentBytes) / 1_048_576))
         if !report.failed.isEmpty { print("not decodable (skipped): \(report.failed.joined(separator: ", "))") }
+    }
+
+    private func printSweep(_ points: [LibraryBenchmark.SweepPoint], path: String) {
+        guard let base = points.first else { return }
+        print(String(format: "naviscan bench \(path), jobs sweep over %.2f hours of audio (scaling: against --jobs %d)",
+                     base.audioSeconds / 3600, base.jobs))
+        print("jobs   decode x-rt  scaling    full x-rt  scaling   full/decode scaling   cpu s: decode    full")
+        for p in points {
+            let decodeScaling = base.decodeWall / p.decodeWall, fullScaling = base.fullWall / p.fullWall
+            print(String(format: "%4d %13.0f %7.2fx %12.0f %7.2fx %21.2f %15.2f %7.2f", p.jobs,
+                         p.audioSeconds / p.decodeWall, decodeScaling, p.audioSeconds / p.fullWall, fullScaling,
+                         fullScaling / decodeScaling, p.decodeCPU, p.fullCPU))
+        }
+        print("cores: \(ProcessInfo.processInfo.activeProcessorCount)")
+    }
+
+    private func pad(_ text: String, _ width: Int) -> String {
+        String(repeating: " ", count: max(0, width - text.count)) + text
     }
 }

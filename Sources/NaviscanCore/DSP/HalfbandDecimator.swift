@@ -25,21 +25,11 @@ public final class HalfbandDecimator {
 
     public init(maxInputFrames: Int) {
         precondition(maxInputFrames > 0)
-        let beta = 6.0
-        func bessel0(_ x: Double) -> Double {
-            var sum = 1.0, term = 1.0, k = 1.0
-            while term > 1e-12 * sum {
-                term *= (x / (2 * k)) * (x / (2 * k))
-                sum += term
-                k += 1
-            }
-            return sum
-        }
         var odd: [Double] = []
         for j in 0..<Self.pairs {
             let n = Double(2 * j + 1)
             let ratio = n / Double(Self.half)
-            let window = bessel0(beta * (1 - ratio * ratio).squareRoot()) / bessel0(beta)
+            let window = KaiserWindow.value(ratio, beta: 6)
             odd.append(sin(Double.pi * n / 2) / (Double.pi * n) * window)
         }
         // Unity gain at DC: centre 0.5 plus twice the odd taps must sum to 1.

@@ -58,7 +58,8 @@ struct DSPTests {
             let chunk = Array(input[start..<min(start + 4096, input.count)])
             chunk.withUnsafeBufferPointer { resampler.process($0) { output.append(contentsOf: $0) } }
         }
-        #expect(abs(output.count - 44_100) <= 2)
+        // All but the last few outputs, which wait for input past the end (the filter's look-ahead).
+        #expect(output.count <= 44_100 && output.count >= 44_100 - 20)
         let steady = output[1000..<43_000]
         let rms = sqrt(steady.map { $0 * $0 }.reduce(0, +) / Float(steady.count))
         #expect(abs(rms - 0.5 / Float(2).squareRoot()) < 0.005)
