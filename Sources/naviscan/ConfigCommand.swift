@@ -27,7 +27,7 @@ struct ConfigCommand: AsyncParsableCommand {
             }
 
             Keys:
-            \(Settings.all.map { "  \($0.key.padding(toLength: 18, withPad: " ", startingAt: 0)) \($0.environmentName.padding(toLength: 28, withPad: " ", startingAt: 0)) \($0.summary) (\($0.defaultText))" }.joined(separator: "\n"))
+            \(Settings.all.map { "  \(Settings.column($0.key, \.key)) \(Settings.column($0.environmentName, \.environmentName)) \($0.summary) (\($0.defaultText))" }.joined(separator: "\n"))
 
             Examples:
               naviscan config
@@ -71,7 +71,7 @@ struct ConfigCommand: AsyncParsableCommand {
             let entry = settings[setting]
             var value = entry.value?.description ?? "(\(setting.defaultNote ?? "unset"))"
             if setting == Settings.out, entry.value == nil, let location { value = location.out + "  (LIBRARY/.naviscan)" }
-            print(setting.key.padding(toLength: 18, withPad: " ", startingAt: 0) + " "
+            print(Settings.column(setting.key, \.key) + " "
                 + value.padding(toLength: max(24, value.count), withPad: " ", startingAt: 0) + "  " + entry.source.description)
         }
     }

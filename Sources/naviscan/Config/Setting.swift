@@ -125,6 +125,12 @@ enum Settings {
                                       referenceLUFS, silenceThreshold, bpmRange, truePeak, albumPerDisc,
                                       waveformPPS, waveformBits, waveformPerChannel]
     static let all: [Setting] = [library, out, jobs, failOn] + analysis + [host, port, serveJobs, watch, rescanInterval, stream, corsOrigin]
+
+    /// `text` padded to the longest of the settings' `field` (keys and variable names are never cut).
+    static func column(_ text: String, _ field: KeyPath<Setting, String>) -> String {
+        let width = all.map { $0[keyPath: field].count }.max() ?? 0
+        return text.padding(toLength: max(width, text.count), withPad: " ", startingAt: 0)
+    }
 }
 
 /// `--fail-on`: which failures turn a scan's exit status to 1.
