@@ -38,6 +38,25 @@ public enum AlbumGain {
     }
 
     public static func recompute(store: TrackStore, layout: OutputLayout, albumPerDisc: Bool) throws -> Outcome {
+        // Every change to a row raises the change sequence, and a deleted row lowers the count: when
+        // neither moved since albums were last measured under the same rule, none can have changed
+        // (a no-change re-scan of 100,000 tracks skips reading them all again).
+        if try store.read({ try state($0, albumPerDisc: albumPerDisc) }) == store.meta(MetaKey.albumsMeasured) { return Outcome() }
+        let outcome = try measureChangedAlbums(store: store, layout: layout, albumPerDisc: albumPerDisc)
+        try store.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
+                           arguments: [MetaKey.albumsMeasured, try state(db, albumPerDisc: albumPerDisc)])
+        }
+        return outcome
+    }
+
+    /// What `MetaKey.albumsMeasured` records: the change sequence, the track count and the album rule.
+    private static func state(_ db: Database, albumPerDisc: Bool) throws -> String {
+        let seq = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'change_seq'") ?? "0"
+        return "\(seq) \(try TrackRecord.fetchCount(db)) \(albumPerDisc ? "per-disc" : "per-album")"
+    }
+
+    private static func measureChangedAlbums(store: TrackStore, layout: OutputLayout, albumPerDisc: Bool) throws -> Outcome {
         let albums = try store.read { db in
             var albums: [String: [Member]] = [:]
             let rows = try Row.fetchCursor(db, sql: """

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
 import NaviscanCore
 
@@ -73,15 +78,25 @@ public struct OutputLayout: Sendable {
     public func waveformRMSPath(key: String) -> String { path(of: Self.waveformRMS, key: key) }
 
     /// Temporary files left by a run that was killed; call it holding the scan lock (none is in use).
+    /// Each folder is read with `readdir`, and only hidden names become strings: a re-scan passes
+    /// here over every output file of the library.
     func removeTemporaryFiles() {
-        let fm = FileManager.default
-        for output in Self.trackOutputs {
+        var seen: Set<String> = []
+        for output in Self.trackOutputs where seen.insert(output.directory).inserted {
             let top = root + "/" + output.directory
-            for sub in (try? fm.contentsOfDirectory(atPath: top)) ?? [] {
+            for sub in (try? FileManager.default.contentsOfDirectory(atPath: top)) ?? [] {
                 let dir = top + "/" + sub
-                for name in (try? fm.contentsOfDirectory(atPath: dir)) ?? [] where name.hasPrefix(".") && name.contains(".tmp-") {
-                    try? fm.removeItem(atPath: dir + "/" + name)
+                guard let stream = opendir(dir) else { continue }
+                var leftovers: [String] = []
+                while let entry = readdir(stream) {
+                    let name = withUnsafeBytes(of: entry.pointee.d_name) { raw -> String? in
+                        guard raw.first == UInt8(ascii: ".") else { return nil }
+                        return String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                    }
+                    if let name, name.contains(".tmp-") { leftovers.append(name) }
                 }
+                closedir(stream)
+                for name in leftovers { unlink(dir + "/" + name) }
             }
         }
     }

@@ -368,6 +368,8 @@ public enum MetaKey {
     public static let analysisParameters = "analysis_parameters"
     /// The files that failed in the last scan (JSON array of relative paths).
     public static let failedPaths = "failed_paths"
+    /// The change sequence, track count and album rule when albums were last measured (`AlbumGain`).
+    public static let albumsMeasured = "albums_measured"
 }
 
 extension Array {

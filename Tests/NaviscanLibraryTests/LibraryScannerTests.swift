@@ -93,6 +93,27 @@ struct LibraryScannerTests {
         #expect(try consistencyProblems(out: out) == [])
     }
 
+    @Test("A killed run's temporary files are removed by the next scan; a scan that changed nothing measures no album")
+    func leftoversAndAlbums() throws {
+        let scratch = try FixturePaths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let library = try LibraryFixture.make(in: scratch)
+        let out = library.root + "/.naviscan"
+        let first = try library.scan()
+        #expect(first.albumsMeasured > 0)
+        let leftovers = ["vis/00/.0011223344556677.vis.tmp-1", "waveforms/ab/.ab00000000000000.dat.tmp-2",
+                         "waveforms/ab/.ab00000000000000.rms.tmp-3", "profiles/ff/.ff00000000000000.json.tmp-4"]
+        for leftover in leftovers {
+            let path = out + "/" + leftover
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Data("partial".utf8).write(to: URL(fileURLWithPath: path))
+        }
+        let again = try library.scan()
+        #expect(again.analysed == 0 && again.albumsMeasured == 0)
+        for leftover in leftovers { #expect(!FileManager.default.fileExists(atPath: out + "/" + leftover), "\(leftover)") }
+        #expect(try consistencyProblems(out: out) == [])
+    }
+
     @Test("A second scanner on the same output refuses; an unwritable output names --out")
     func exclusiveAndWritable() throws {
         let scratch = try FixturePaths.makeTemporaryDirectory()
