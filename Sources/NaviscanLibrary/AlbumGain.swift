@@ -9,7 +9,9 @@ import NaviscanCore
 /// `recompute` is the one entry point: run after every scan (and after anything else that changes
 /// tracks, such as merging shards). It groups the stored tracks into albums, finds the albums whose
 /// members changed since it last ran (by a digest of their paths and change sequences), measures
-/// those, and rewrites their members' profiles (file and stored copy) with the album values.
+/// those, and rewrites their members' profiles (file and stored copy) with the album values. It also
+/// writes the profile files a scan left to it (rows without a profile stamp): a new track's profile
+/// is written once, with its album's values.
 public enum AlbumGain {
     public struct Outcome: Sendable, Equatable {
         /// Albums measured again because a member was added, changed or removed.
@@ -37,12 +39,13 @@ public enum AlbumGain {
         var seq: Int64
     }
 
-    public static func recompute(store: TrackStore, layout: OutputLayout, albumPerDisc: Bool) throws -> Outcome {
+    /// `jobs`: albums measured at once (each reads its members and rewrites their profiles).
+    public static func recompute(store: TrackStore, layout: OutputLayout, albumPerDisc: Bool, jobs: Int = 1) throws -> Outcome {
         // Every change to a row raises the change sequence, and a deleted row lowers the count: when
         // neither moved since albums were last measured under the same rule, none can have changed
         // (a no-change re-scan of 100,000 tracks skips reading them all again).
         if try store.read({ try state($0, albumPerDisc: albumPerDisc) }) == store.meta(MetaKey.albumsMeasured) { return Outcome() }
-        let outcome = try measureChangedAlbums(store: store, layout: layout, albumPerDisc: albumPerDisc)
+        let outcome = try measureChangedAlbums(store: store, layout: layout, albumPerDisc: albumPerDisc, jobs: jobs)
         try store.write { db in
             try db.execute(sql: "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
                            arguments: [MetaKey.albumsMeasured, try state(db, albumPerDisc: albumPerDisc)])
@@ -56,7 +59,7 @@ public enum AlbumGain {
         return "\(seq) \(try TrackRecord.fetchCount(db)) \(albumPerDisc ? "per-disc" : "per-album")"
     }
 
-    private static func measureChangedAlbums(store: TrackStore, layout: OutputLayout, albumPerDisc: Bool) throws -> Outcome {
+    private static func measureChangedAlbums(store: TrackStore, layout: OutputLayout, albumPerDisc: Bool, jobs: Int) throws -> Outcome {
         let albums = try store.read { db in
             var albums: [String: [Member]] = [:]
             let rows = try Row.fetchCursor(db, sql: """
@@ -82,12 +85,28 @@ public enum AlbumGain {
         var outcome = Outcome()
         let removed = stored.keys.filter { albums[$0] == nil }
         outcome.albumsRemoved = removed.count
-        let changed = albums.filter { stored[$0.key] != digest($0.value) }
         if !removed.isEmpty { try store.write { db in for key in removed { _ = try AlbumRecord.deleteOne(db, key: key) } } }
-        for (key, members) in changed.sorted(by: { $0.key < $1.key }) {
-            outcome.albumsMeasured += 1
-            outcome.profilesRewritten += try measure(album: key, members: members.map(\.relativePath), store: store, layout: layout)
+        let changed = albums.filter { stored[$0.key] != digest($0.value) }.sorted { $0.key < $1.key }
+        // Albums are measured `jobs` at a time; the store writer flushes their rewritten profiles
+        // and commits them in batches on its own thread, beside the measuring.
+        let writer = StoreWriter(store: store, flushPath: layout.root)
+        let lock = NSLock()
+        var failure: Error?
+        WorkPool(jobs: jobs).run(changed, shouldStop: { lock.withLock { failure != nil } || writer.fault != nil }) { _, album in
+            do {
+                let measured = try measure(album: album.key, members: album.value.map(\.relativePath), store: store, layout: layout)
+                let changes = measured.rewrites.map { StoreChange.updateProfile(relativePath: $0.relativePath, json: $0.json, stamp: $0.stamp) }
+                guard writer.submit(.init(changes: changes + [.saveAlbum(measured.update)])) else { return }
+                lock.withLock {
+                    outcome.albumsMeasured += 1
+                    outcome.profilesRewritten += measured.rewrites.count
+                }
+            } catch {
+                lock.withLock { failure = failure ?? error }
+            }
         }
+        try writer.finish()
+        if let failure { throw failure }
         return outcome
     }
 
@@ -96,20 +115,31 @@ public enum AlbumGain {
         for member in members.sorted(by: { $0.relativePath < $1.relativePath }) {
             hasher.add("\(member.relativePath)\u{0}\(member.seq)\n")
         }
-        return String(format: "%016llx", hasher.value)
+        return CFormat.string("%016llx", hasher.value)
     }
 
-    /// Measures one album and rewrites the members whose profile changes; returns how many.
-    private static func measure(album key: String, members: [String], store: TrackStore, layout: OutputLayout) throws -> Int {
-        struct Loaded { var relativePath: String; var fileKey: String; var profile: TrackProfile; var histogram: LoudnessHistogram? }
+    /// One album's new values and its members' rewritten profiles, written but not yet recorded.
+    private struct Measured {
+        var update: AlbumUpdate
+        var rewrites: [(relativePath: String, json: String, stamp: String?)]
+    }
+
+    /// Measures one album and writes the profiles of the members whose profile changes or whose file
+    /// is still to write.
+    private static func measure(album key: String, members: [String], store: TrackStore, layout: OutputLayout) throws -> Measured {
+        struct Loaded { var relativePath: String; var fileKey: String; var profile: TrackProfile; var histogram: LoudnessHistogram?; var fileWritten: Bool }
         let loaded: [Loaded] = try store.read { db in
-            try members.compactMap { path in
-                guard let row = try Row.fetchOne(db, sql: "SELECT key, profile_json, gating_histogram FROM track WHERE relative_path = ?", arguments: [path]),
-                      let json: String = row["profile_json"],
-                      let profile = try? StoredProfile.read(Data(json.utf8)) else { return nil }
+            try members.chunked(500).flatMap { chunk in
+                try Row.fetchAll(db, sql: """
+                    SELECT relative_path, key, profile_json, profile_stamp, gating_histogram FROM track
+                    WHERE relative_path IN (\(databaseQuestionMarks(count: chunk.count)))
+                    """, arguments: StatementArguments(Array(chunk)))
+            }.compactMap { row in
+                guard let json: String = row["profile_json"], let profile = try? StoredProfile.read(Data(json.utf8)) else { return nil }
                 // A histogram this version cannot read leaves the track out of its album's loudness.
                 let histogram = (row["gating_histogram"] as Data?).flatMap { try? LoudnessHistogram(encoded: $0) }
-                return Loaded(relativePath: path, fileKey: row["key"], profile: profile, histogram: histogram)
+                return Loaded(relativePath: row["relative_path"], fileKey: row["key"], profile: profile, histogram: histogram,
+                              fileWritten: row["profile_stamp"] as String? != nil)
             }
         }
         let measured = loaded.filter { !$0.profile.silent && $0.histogram != nil }
@@ -117,7 +147,9 @@ public enum AlbumGain {
         let peak = measured.compactMap { $0.profile.replayGain?.trackPeak }.max()
         let album = TrackProfile.Album(key: key, lufs: lufs, tracks: measured.count, silentTracks: loaded.filter(\.profile.silent).count)
 
-        var rewrites: [(relativePath: String, json: String, stamp: String?)] = []
+        var madeDirectories: Set<String> = []
+        var result = Measured(update: AlbumUpdate(members: members, record: AlbumRecord(
+            key: key, membersDigest: "", lufs: lufs, peak: peak, tracks: album.tracks, silentTracks: album.silentTracks)), rewrites: [])
         for member in loaded {
             var profile = member.profile
             var gain = profile.replayGain ?? TrackProfile.ReplayGain()
@@ -125,43 +157,48 @@ public enum AlbumGain {
             gain.albumPeak = peak
             profile.replayGain = gain
             profile.album = album
-            guard profile != member.profile else { continue }
+            guard profile != member.profile || !member.fileWritten else { continue }
             let data = try profile.jsonData()
             let path = layout.profilePath(key: member.fileKey)
             do {
+                let directory = OutputLayout.directory(of: path)
+                if madeDirectories.insert(directory).inserted { try OutputLayout.createDirectory(directory) }
                 let out = try AtomicFile(destination: path, durability: .deferred)
                 try data.withUnsafeBytes { try out.write($0) }
                 try out.commit()
             } catch {
                 throw TrackProcessor.fault(error) ?? error
             }
-            rewrites.append((member.relativePath, String(decoding: data, as: UTF8.self), OutputStamp.of(path: path)))
+            result.rewrites.append((member.relativePath, String(decoding: data, as: UTF8.self), OutputStamp.of(path: path)))
         }
-        if !rewrites.isEmpty, FileSystemSync.isAvailable {
-            do { try FileSystemSync.flush(containing: layout.root) } catch { throw TrackProcessor.fault(error) ?? error }
+        return result
+    }
+
+    fileprivate static func membersDigest(_ db: Database, members: [String]) throws -> String {
+        let current = try members.chunked(500).flatMap { chunk in
+            try Row.fetchAll(db, sql: "SELECT relative_path, seq FROM track WHERE relative_path IN (\(databaseQuestionMarks(count: chunk.count)))",
+                             arguments: StatementArguments(Array(chunk)))
         }
-        try store.write { db in
-            var seq = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE name = 'change_seq'") ?? 0
-            let now = Date().timeIntervalSince1970
-            for rewrite in rewrites {
-                seq += 1
-                try db.execute(sql: "UPDATE track SET profile_json = ?, profile_stamp = ?, seq = ?, changed_at = ? WHERE relative_path = ?",
-                               arguments: [rewrite.json, rewrite.stamp, seq, now, rewrite.relativePath])
-            }
-            try db.execute(sql: "INSERT OR REPLACE INTO meta (name, value) VALUES ('change_seq', ?)", arguments: ["\(seq)"])
-            let current = try Row.fetchAll(db, sql: "SELECT relative_path, seq FROM track WHERE relative_path IN (\(databaseQuestionMarks(count: members.count)))",
-                                           arguments: StatementArguments(members))
-                .map { Member(relativePath: $0["relative_path"], seq: $0["seq"]) }
-            try AlbumRecord(key: key, membersDigest: digest(current), lufs: lufs, peak: peak,
-                            tracks: album.tracks, silentTracks: album.silentTracks).save(db)
-        }
-        return rewrites.count
+        return digest(current.map { Member(relativePath: $0["relative_path"], seq: $0["seq"]) })
+    }
+}
+
+/// An album measured from `members`, to record once their rewritten rows are committed: its digest
+/// is taken from the members' rows in the same transaction.
+public struct AlbumUpdate: Sendable {
+    let members: [String]
+    let record: AlbumRecord
+
+    func save(_ db: Database) throws {
+        var record = record
+        record.membersDigest = try AlbumGain.membersDigest(db, members: members)
+        try record.save(db)
     }
 }
 
 /// One row per album in `album` (schema step "v5: replay gain and albums"): the album's measured
 /// values and the digest of the members they were measured from.
-struct AlbumRecord: Codable, FetchableRecord, PersistableRecord {
+struct AlbumRecord: Codable, FetchableRecord, PersistableRecord, Sendable {
     static let databaseTableName = "album"
 
     var key: String

@@ -128,7 +128,8 @@ public final class LibraryScanner: @unchecked Sendable {
         live.plannedFiles = work.map(\.file)
         lock.unlock()
         logger.info("scan planned", metadata: ["files": "\(listing.files.count)", "to_analyse": "\(work.count)",
-                                               "relinked": "\(summary.relinked)", "pruned": "\(summary.pruned)"])
+                                               "relinked": "\(summary.relinked)", "pruned": "\(summary.pruned)",
+                                               "seconds": "\(seconds(since: startedAt))"])
 
         var outcomes: [TrackOutcome] = []
         var fault: Error?
@@ -159,10 +160,15 @@ public final class LibraryScanner: @unchecked Sendable {
                 lock.unlock()
             }
         }
+        logger.debug("tracks analysed", metadata: ["tracks": "\(outcomes.count)", "seconds": "\(seconds(since: startedAt))"])
         do { try writer.finish() } catch { fault = fault ?? error }
+        logger.debug("tracks recorded", metadata: ["tracks": "\(outcomes.count)", "seconds": "\(seconds(since: startedAt))"])
         if fault == nil {
             do {
-                summary.albumsMeasured = try AlbumGain.recompute(store: store, layout: layout, albumPerDisc: options.albumPerDisc).albumsMeasured
+                let albums = try AlbumGain.recompute(store: store, layout: layout, albumPerDisc: options.albumPerDisc, jobs: options.jobs)
+                summary.albumsMeasured = albums.albumsMeasured
+                logger.debug("albums measured", metadata: ["albums": "\(albums.albumsMeasured)", "profiles_rewritten": "\(albums.profilesRewritten)",
+                                                           "seconds": "\(seconds(since: startedAt))"])
             } catch { fault = error }
         }
 

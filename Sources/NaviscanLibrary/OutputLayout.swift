@@ -72,6 +72,17 @@ public struct OutputLayout: Sendable {
         }
     }
 
+    /// The folder a path is in.
+    static func directory(of path: String) -> String {
+        String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+    }
+
+    /// Makes an output folder: one `mkdir` when its parent exists (the usual case), else the whole path.
+    static func createDirectory(_ directory: String) throws {
+        if SystemPath.withCString(directory, { mkdir($0, 0o755) }) == 0 || errno == EEXIST { return }
+        try createWritableDirectory(directory)
+    }
+
     public func profilePath(key: String) -> String { path(of: Self.profile, key: key) }
     public func visPath(key: String) -> String { path(of: Self.visualizerFrames, key: key) }
     public func waveformPath(key: String) -> String { path(of: Self.waveform, key: key) }

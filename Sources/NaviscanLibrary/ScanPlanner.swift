@@ -186,7 +186,7 @@ public struct ScanPlanner {
 
     /// A track is analysed again when its size or mtime changed, the analyser version changed, a
     /// requested output's parameters changed, or a requested output file is missing or is not the
-    /// one the row describes. A failed track is retried when its failure was an access error or
+    /// one the row describes (a profile whose row has no stamp yet is written by the album pass). A failed track is retried when its failure was an access error or
     /// with --retry-failed; otherwise only when the file or the analyser changes.
     public func needsAnalysis(_ file: LibraryFile, _ record: TrackRecord) -> Bool {
         if options.force { return true }
@@ -199,7 +199,8 @@ public struct ScanPlanner {
         }
         if let profileFingerprint {
             if record.profileFingerprint != profileFingerprint { return true }
-            if !outputMatches(OutputLayout.profile, key: record.key, stamp: record.profileStamp) { return true }
+            // No stamp: the album pass has still to write the file from the stored profile.
+            if record.profileStamp != nil, !outputMatches(OutputLayout.profile, key: record.key, stamp: record.profileStamp) { return true }
         }
         return false
     }

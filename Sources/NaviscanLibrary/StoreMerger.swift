@@ -70,7 +70,8 @@ public final class StoreMerger {
         try finishMerge(store: store, shards: shards, coverage: coverage)
         // Albums may span shards: measure them again over the merged tracks, from the store alone.
         let parameters = try store.meta("analysis_parameters").flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        _ = try AlbumGain.recompute(store: store, layout: layout, albumPerDisc: parameters?["album-per-disc"] as? Bool ?? false)
+        _ = try AlbumGain.recompute(store: store, layout: layout, albumPerDisc: parameters?["album-per-disc"] as? Bool ?? false,
+                                   jobs: ProcessInfo.processInfo.activeProcessorCount)
         summary.coverage = coverage?.description
         summary.tracks = try store.count()
         return summary

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 import NaviscanCore
 
@@ -24,18 +25,31 @@ public enum TrackOutcome: Sendable {
 /// `.failed` outcome; a problem of the output (disk full, read-only, gone) is thrown as a
 /// `LibraryError.outputFault`, because no track is to blame and the whole run must stop.
 public final class TrackProcessor: @unchecked Sendable {
+    /// Who writes a track's profile file.
+    public enum ProfileFileWriter: Sendable {
+        /// The processor, as soon as the track is analysed (the server's precompute).
+        case processor
+        /// The album pass after the scan (`AlbumGain`), once, with the album's values: the row is
+        /// committed first with the profile and no stamp, which marks the file as still to write.
+        /// Otherwise every new track's profile file would be written twice.
+        case albumPass
+    }
+
     public let layout: OutputLayout
     public let visualizer: VisualizerConfig?
     public let profile: ProfileConfig?
     private let durability: AtomicFile.Durability
+    private let profileFileWriter: ProfileFileWriter
     private let logger: Logger
+    private let madeDirectories = Mutex<Set<String>>([])
 
     public init(layout: OutputLayout, visualizer: VisualizerConfig?, profile: ProfileConfig?,
-                durability: AtomicFile.Durability = .deferred, logger: Logger) {
+                durability: AtomicFile.Durability = .deferred, profileFileWriter: ProfileFileWriter = .albumPass, logger: Logger) {
         self.layout = layout
         self.visualizer = visualizer
         self.profile = profile
         self.durability = durability
+        self.profileFileWriter = profileFileWriter
         self.logger = logger
     }
 
@@ -57,7 +71,7 @@ public final class TrackProcessor: @unchecked Sendable {
         let visPath = visualizer.map { _ in layout.visPath(key: key) }
         let profilePath = layout.profilePath(key: key)
         do {
-            if let visPath { try Self.createOutputDirectory(for: visPath) }
+            if let visPath { try createOutputDirectory(for: visPath) }
             let analyzer = TrackAnalyzer(options: AnalysisOptions(visualizer: visualizer, profile: profile), logger: logger)
             let analysis = try analyzer.analyze(path: file.path, visOutput: visPath, durability: durability, isCancelled: isCancelled, onDecoded: onDecoded)
             record.duration = analysis.duration
@@ -72,10 +86,13 @@ public final class TrackProcessor: @unchecked Sendable {
             if let config = profile {
                 let profile = TrackProfile(relativePath: file.relativePath, analysis: analysis, config: config, tags: record.tags)
                 let json = try profile.jsonData()
-                try Self.createOutputDirectory(for: profilePath)
-                try writeFile(json, to: profilePath)
                 record.profileFingerprint = AnalysisFingerprint.profile(config)
-                record.profileStamp = OutputStamp.of(path: profilePath)
+                record.profileStamp = nil
+                if profileFileWriter == .processor {
+                    try createOutputDirectory(for: profilePath)
+                    try writeFile(json, to: profilePath)
+                    record.profileStamp = OutputStamp.of(path: profilePath)
+                }
                 record.bpm = profile.bpm
                 record.bpmConfidence = profile.bpmConfidence
                 record.lufs = profile.lufs
@@ -87,7 +104,7 @@ public final class TrackProcessor: @unchecked Sendable {
                 record.gatingHistogram = analysis.loudness?.histogram?.encoded()
                 if let waveform = analysis.waveform {
                     let datPath = layout.waveformPath(key: key)
-                    try Self.createOutputDirectory(for: datPath)
+                    try createOutputDirectory(for: datPath)
                     try WaveformFile.write(waveform, bits: config.waveform.bits, datPath: datPath,
                                            rmsPath: layout.waveformRMSPath(key: key), durability: durability)
                 }
@@ -131,20 +148,20 @@ public final class TrackProcessor: @unchecked Sendable {
             if full.visFingerprint != nil {
                 let from = layout.visPath(key: full.key), to = layout.visPath(key: key)
                 guard OutputStamp.of(path: from) == full.visStamp || full.visStamp == nil else { return nil }
-                guard try Self.linkOutput(from, to, what: "frames") else { return nil }
+                guard try linkOutput(from, to, what: "frames") else { return nil }
                 record.visStamp = OutputStamp.of(path: to)
             }
             if full.profileFingerprint != nil {
                 for (from, to) in [(layout.waveformPath(key: full.key), layout.waveformPath(key: key)),
                                    (layout.waveformRMSPath(key: full.key), layout.waveformRMSPath(key: key))] {
-                    guard try Self.linkOutput(from, to, what: "waveform") else { return nil }
+                    guard try linkOutput(from, to, what: "waveform") else { return nil }
                 }
                 guard let json = full.profileJSON,
                       var profile = try? JSONDecoder().decode(TrackProfile.self, from: Data(json.utf8)) else { return nil }
                 profile.relativePath = file.relativePath
                 let data = try profile.jsonData()
                 let to = layout.profilePath(key: key)
-                try Self.createOutputDirectory(for: to)
+                try createOutputDirectory(for: to)
                 try writeFile(data, to: to)
                 record.profileJSON = String(decoding: data, as: UTF8.self)
                 record.profileStamp = OutputStamp.of(path: to)
@@ -156,9 +173,9 @@ public final class TrackProcessor: @unchecked Sendable {
     }
 
     /// Hard-links a moved track's output to its new name; false when the old one is gone.
-    private static func linkOutput(_ from: String, _ to: String, what: String) throws -> Bool {
+    private func linkOutput(_ from: String, _ to: String, what: String) throws -> Bool {
         try createOutputDirectory(for: to)
-        removeFile(to)
+        Self.removeFile(to)
         guard SystemPath.withCString(from, { f in SystemPath.withCString(to) { link(f, $0) } }) == 0 else {
             if errno == ENOENT { return false }
             throw OutputFileError(path: to, code: errno, action: "cannot link the moved track's \(what)")
@@ -211,11 +228,13 @@ public final class TrackProcessor: @unchecked Sendable {
         record.gatingHistogram = previous?.gatingHistogram
     }
 
-    /// One `mkdir` per file (most exist already); the whole path is created only when it must be.
-    private static func createOutputDirectory(for file: String) throws {
-        let directory = String(file[..<(file.lastIndex(of: "/") ?? file.endIndex)])
-        if SystemPath.withCString(directory, { mkdir($0, 0o755) }) == 0 || errno == EEXIST { return }
-        try OutputLayout.createWritableDirectory(directory)
+    /// Makes the folder `file` goes in, once per folder and run: a scan writes up to four files per
+    /// track into 256 folders per output kind, which exist after the first few hundred tracks.
+    private func createOutputDirectory(for file: String) throws {
+        let directory = OutputLayout.directory(of: file)
+        if madeDirectories.withLock({ $0.contains(directory) }) { return }
+        try OutputLayout.createDirectory(directory)
+        madeDirectories.withLock { _ = $0.insert(directory) }
     }
 
     static func removeFile(_ path: String) {

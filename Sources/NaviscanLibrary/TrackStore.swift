@@ -6,6 +6,10 @@ import NaviscanCore
 public enum StoreChange: Sendable {
     case save(TrackRecord)
     case delete(relativePath: String)
+    /// A track's profile rewritten with its album's new values (the file is written already).
+    case updateProfile(relativePath: String, json: String, stamp: String?)
+    /// An album's new values, recorded with the digest of its members' rows as committed.
+    case saveAlbum(AlbumUpdate)
 }
 
 /// The SQLite store (GRDB), schema versioned by migrations, in WAL mode through a `DatabasePool`: a
@@ -158,6 +162,12 @@ public final class TrackStore: @unchecked Sendable {
                         }
                     case .delete(let relativePath):
                         _ = try TrackRecord.deleteOne(db, key: relativePath)
+                    case .updateProfile(let relativePath, let json, let stamp):
+                        seq += 1
+                        try db.execute(sql: "UPDATE track SET profile_json = ?, profile_stamp = ?, seq = ?, changed_at = ? WHERE relative_path = ?",
+                                       arguments: [json, stamp, seq, Date().timeIntervalSince1970, relativePath])
+                    case .saveAlbum(let album):
+                        try album.save(db)
                     }
                 }
                 try db.execute(sql: "INSERT OR REPLACE INTO meta (name, value) VALUES ('change_seq', ?)", arguments: ["\(seq)"])

@@ -41,7 +41,7 @@ public enum NaviscanAPI {
         let library = try configuration.library ?? store.libraryRoot()
         let hub = PushHub()
         let processor = TrackProcessor(layout: layout, visualizer: configuration.visualizer, profile: configuration.profile,
-                                       durability: .immediate, logger: logger)
+                                       durability: .immediate, profileFileWriter: .processor, logger: logger)
         let precompute = PrecomputeQueue(processor: processor, store: store, hub: hub, workers: configuration.precomputeJobs,
                                          capacity: configuration.precomputeQueueCapacity, logger: logger)
         let visSize = VisCacheSize(directory: layout.visDirectory)

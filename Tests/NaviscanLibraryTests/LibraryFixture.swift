@@ -71,9 +71,11 @@ struct LibraryFixture {
     }
 }
 
-/// Checks the output directory is complete and consistent: every ok row has both readable files, no
+/// Checks the output directory is complete and consistent: every ok row has its readable files, no
 /// file without a row, no temporary files. Returns problems found.
-func consistencyProblems(out: String) throws -> [String] {
+/// `pendingProfiles`: after a run that stopped before its album pass, rows may hold a profile
+/// whose file is still to write (no profile stamp); the profile must then be in the row.
+func consistencyProblems(out: String, pendingProfiles: Bool = false) throws -> [String] {
     let layout = OutputLayout(root: out)
     let store = try TrackStore(path: layout.databasePath)
     var problems: [String] = []
@@ -89,6 +91,12 @@ func consistencyProblems(out: String) throws -> [String] {
             let dat = layout.waveformPath(key: record.key), rms = layout.waveformRMSPath(key: record.key)
             expected.formUnion([dat, rms])
             do { _ = try WaveformFile.read(datPath: dat, rmsPath: rms) } catch { problems.append("\(record.relativePath): waveform \(error)") }
+            if record.profileStamp == nil {
+                if !pendingProfiles { problems.append("\(record.relativePath): profile file not written") }
+                let json = try record.profileJSON.flatMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                if json?["relative_path"] as? String != record.relativePath { problems.append("\(record.relativePath): no stored profile") }
+                continue
+            }
             do {
                 let data = try Data(contentsOf: URL(fileURLWithPath: profile))
                 let json = try JSONSerialization.jsonObject(with: data) as? [String: Any]

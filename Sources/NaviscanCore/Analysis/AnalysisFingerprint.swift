@@ -18,7 +18,7 @@ public enum AnalysisFingerprint {
         var hasher = FNV1a64()
         hasher.add("\(NaviscanVersion.name) \(NaviscanVersion.version) \(kind) ")
         hasher.add(json)
-        return String(format: "%016llx", hasher.value)
+        return CFormat.string("%016llx", hasher.value)
     }
 }
 

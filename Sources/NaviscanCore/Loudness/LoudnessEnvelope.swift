@@ -67,7 +67,7 @@ public struct CrossfadeRamps: Sendable, Equatable {
     init(envelope: LoudnessEnvelope.Summary, integratedLUFS: Double?, duration: Double, silenceStart: Double) {
         guard let integratedLUFS, envelope.blockCount > 0 else { return }
         func ramp(_ pairs: [(Double, Double)]) -> String? {
-            pairs.isEmpty ? nil : pairs.map { String(format: "%.2f %.2f", $0.0, $0.1) }.joined(separator: ";")
+            pairs.isEmpty ? nil : pairs.map { CFormat.string("%.2f %.2f", $0.0, $0.1) }.joined(separator: ";")
         }
         var startPairs: [(Double, Double)] = []
         for level in Self.levels {

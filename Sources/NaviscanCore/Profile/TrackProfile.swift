@@ -179,8 +179,8 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-                      Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+        return CFormat.string("%04d-%02d-%02dT%02d:%02d:%02dZ", Int32(parts.tm_year) + 1900, Int32(parts.tm_mon) + 1,
+                              parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec)
     }
 
     /// Every key is written, with explicit nulls: clients index fields without existence checks.
