@@ -156,9 +156,9 @@ public final class TrackStore: @unchecked Sendable {
                     case .save(var record):
                         seq += 1
                         record.seq = seq
-                        try record.save(db)
+                        try Self.upsert(record, db)
                         if let tags = record.tags {
-                            try TrackTagsRecord(relativePath: record.relativePath, tags: tags).save(db)
+                            try Self.upsert(TrackTagsRecord(relativePath: record.relativePath, tags: tags), db)
                         }
                     case .delete(let relativePath):
                         _ = try TrackRecord.deleteOne(db, key: relativePath)
@@ -176,6 +176,13 @@ public final class TrackStore: @unchecked Sendable {
         } catch {
             throw Self.libraryError(error, path: path)
         }
+    }
+
+    /// Inserts the row, or updates it when one with its primary key exists. GRDB's `save` tries the
+    /// update first; a scan mostly adds rows, so the insert goes first here (one encoding, not two).
+    private static func upsert<Record: PersistableRecord>(_ record: Record, _ db: Database) throws {
+        try record.insert(db, onConflict: .ignore)
+        if db.changesCount == 0 { try record.update(db) }
     }
 
     public func save(_ record: TrackRecord) throws { try commit([.save(record)]) }
