@@ -17,7 +17,8 @@ public enum TagReader {
         var context: UnsafeMutablePointer<AVFormatContext>?
         // Naming the container spares libavformat probing every demuxer it has (a fifth of a short
         // file's overhead in a scan); other containers, and a named one that does not open, are probed.
-        let demuxer = (try? FormatSniffer.sniff(path: path)).flatMap(demuxerName).flatMap { av_find_input_format($0) }
+        let sniffed = try? FormatSniffer.sniff(path: path)
+        let demuxer = sniffed.flatMap(demuxerName).flatMap { av_find_input_format($0) }
         if demuxer == nil || avformat_open_input(&context, "file:" + path, demuxer, nil) != 0 {
             guard avformat_open_input(&context, "file:" + path, nil, nil) == 0 else { return tags }
         }
@@ -29,11 +30,19 @@ public enum TagReader {
             let stream = format.pointee.streams[i]!.pointee
             if stream.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO { take(stream.metadata, into: &tags) }
         }
-        // libavformat skips ID3v2's UFID frame, where MusicBrainz taggers put an MP3's track ID.
-        if tags.musicBrainzTrackID == nil {
+        // libavformat skips ID3v2's UFID frame, where MusicBrainz taggers put an MP3's track ID (an
+        // ID3v2 tag opens MP3 files, and rarely FLAC ones).
+        if tags.musicBrainzTrackID == nil, opensWithID3(sniffed) {
             tags.musicBrainzTrackID = ID3MusicBrainzID.read(path: path)
         }
         return tags
+    }
+
+    private static func opensWithID3(_ format: SniffedFormat?) -> Bool {
+        switch format {
+        case .mpegAudio, .flac: return true
+        default: return false
+        }
     }
 
     /// libavformat's demuxer for the formats the sniffer names exactly.
