@@ -30,9 +30,19 @@ public final class Downmixer {
         case 1:
             output.update(from: src, count: n)
         case 2:
-            var sumEnergy: Float = 0, differenceEnergy: Float = 0
-            for i in 0..<n {
-                let l = src[2 * i], r = src[2 * i + 1]
+            // Eight frames at a time (a running float sum does not vectorise by itself).
+            var sum8 = SIMD8<Float>(), difference8 = SIMD8<Float>()
+            var i = 0
+            while i + 8 <= n {
+                let pair = SIMD16<Float>(lowHalf: loadSIMD8(src + 2 * i), highHalf: loadSIMD8(src + 2 * i + 8))
+                let sum = pair.evenHalf + pair.oddHalf, difference = pair.evenHalf - pair.oddHalf
+                sum8 += sum * sum
+                difference8 += difference * difference
+                i += 8
+            }
+            var sumEnergy = sum8.sum(), differenceEnergy = difference8.sum()
+            for j in i..<n {
+                let l = src[2 * j], r = src[2 * j + 1]
                 sumEnergy += (l + r) * (l + r)
                 differenceEnergy += (l - r) * (l - r)
             }
@@ -42,7 +52,13 @@ public final class Downmixer {
                 mixesDifference = true
             }
             let sign: Float = mixesDifference ? -1 : 1
-            for i in 0..<n { output[i] = 0.5 * (src[2 * i] + sign * src[2 * i + 1]) }
+            i = 0
+            while i + 8 <= n {
+                let pair = SIMD16<Float>(lowHalf: loadSIMD8(src + 2 * i), highHalf: loadSIMD8(src + 2 * i + 8))
+                storeSIMD8(0.5 * (pair.evenHalf + sign * pair.oddHalf), output + i)
+                i += 8
+            }
+            for j in i..<n { output[j] = 0.5 * (src[2 * j] + sign * src[2 * j + 1]) }
         default:
             let scale = 1 / Float(channels)
             for i in 0..<n {

@@ -3,7 +3,7 @@ import Foundation
 /// Mono sample-rate conversion by the exact ratio L/M (reduced), as a polyphase windowed-sinc FIR:
 /// output m sits at input time m·M/L, and is the dot product of `taps` input samples with the
 /// coefficients of its phase (m·M mod L), one of L precomputed rows. There is no state but the input
-/// history, and the dot products run eight lanes wide.
+/// history; outputs are computed four at a time (see `process`).
 ///
 /// Decimating, the low-pass cuts at 0.47 × the output rate (Kaiser window, β = 7: about 70 dB down
 /// past a transition band 0.18 × the output rate wide; 24 taps per output, more in proportion to the
@@ -20,15 +20,15 @@ public final class PolyphaseResampler {
     public let inputRate: Int
     public let outputRate: Int
     /// L and M of the reduced ratio outputRate / inputRate = L / M.
-    private let phases: Int
-    private let step: Int
+    let phases: Int
+    let step: Int
     /// step = stepWhole · L + stepFraction: whole input samples and phases to advance per output.
     private let stepWhole: Int
     private let stepFraction: Int
     /// Input samples per output, a multiple of 8.
     let taps: Int
     /// phases × taps coefficients, row p for the phase p / L.
-    private let coefficients: UnsafeMutablePointer<Float>
+    let coefficients: UnsafeMutablePointer<Float>
     private let buffer: UnsafeMutablePointer<Float>
     private let capacity: Int
     private let output: UnsafeMutablePointer<Float>
@@ -90,26 +90,35 @@ public final class PolyphaseResampler {
         guard input.count > 0 else { return }
         (buffer + count).update(from: input.baseAddress!, count: input.count)
         count += input.count
+        // Four outputs per pass: their dot products run as four independent SIMD8 sums, and one
+        // transpose-and-add turns the four into four outputs (a horizontal sum per output was a chain of
+        // eight dependent adds, most of the time). A lone output sums in the same order, so the result
+        // does not depend on where blocks end.
         var produced = 0
-        while firstTap + taps <= count {
-            let x = UnsafePointer(buffer + firstTap), c = UnsafePointer(coefficients + phase * taps)
-            var a = SIMD8<Float>(), b = SIMD8<Float>()
-            var j = 0
-            while j + 16 <= taps {
-                a += loadSIMD8(c + j) * loadSIMD8(x + j)
-                b += loadSIMD8(c + j + 8) * loadSIMD8(x + j + 8)
-                j += 16
-            }
-            if j < taps { a += loadSIMD8(c + j) * loadSIMD8(x + j) }
-            output[produced] = (a + b).sum()
-            produced += 1
-            phase += stepFraction
-            firstTap += stepWhole
-            if phase >= phases {
-                phase -= phases
-                firstTap += 1
-            }
+        var first = firstTap, phase = phase
+        while true {
+            let (first1, phase1) = advance(first, phase)
+            let (first2, phase2) = advance(first1, phase1)
+            let (first3, phase3) = advance(first2, phase2)
+            guard first3 &+ taps <= count else { break }
+            let r0 = dotProduct(first, phase), r1 = dotProduct(first1, phase1)
+            let r2 = dotProduct(first2, phase2), r3 = dotProduct(first3, phase3)
+            let s01 = SIMD4(lowHalf: r0.evenHalf, highHalf: r1.evenHalf) + SIMD4(lowHalf: r0.oddHalf, highHalf: r1.oddHalf)
+            let s23 = SIMD4(lowHalf: r2.evenHalf, highHalf: r3.evenHalf) + SIMD4(lowHalf: r2.oddHalf, highHalf: r3.oddHalf)
+            let sums = SIMD4(lowHalf: s01.evenHalf, highHalf: s23.evenHalf) + SIMD4(lowHalf: s01.oddHalf, highHalf: s23.oddHalf)
+            storeSIMD4(sums, output + produced)
+            produced &+= 4
+            (first, phase) = advance(first3, phase3)
         }
+        while first &+ taps <= count {
+            let r = dotProduct(first, phase)
+            let pairs = r.evenHalf + r.oddHalf
+            output[produced] = pairs[0] + pairs[1]
+            produced &+= 1
+            (first, phase) = advance(first, phase)
+        }
+        firstTap = first
+        self.phase = phase
         // Keep the history the next output needs (when decimating, the next first tap may lie past
         // the input so far: it then stays ahead of the buffer's start).
         let drop = min(firstTap, count)
@@ -117,5 +126,27 @@ public final class PolyphaseResampler {
         count -= drop
         firstTap -= drop
         if produced > 0 { try body(UnsafeBufferPointer(start: output, count: produced)) }
+    }
+
+    /// The first tap and phase of the output after the one at (`first`, `phase`).
+    @inline(__always)
+    private func advance(_ first: Int, _ phase: Int) -> (Int, Int) {
+        let next = phase &+ stepFraction
+        return next >= phases ? (first &+ stepWhole &+ 1, next &- phases) : (first &+ stepWhole, next)
+    }
+
+    /// One output's dot product, folded to four lanes: lane k sums the taps j ≡ k (mod 4), the first
+    /// half of each eight in one accumulator and the second in another (two chains of adds, not one).
+    @inline(__always)
+    private func dotProduct(_ first: Int, _ phase: Int) -> SIMD4<Float> {
+        let x = UnsafePointer(buffer + first), c = UnsafePointer(coefficients + phase &* taps)
+        var low = loadSIMD4(c) * loadSIMD4(x), high = loadSIMD4(c + 4) * loadSIMD4(x + 4)
+        var j = 8
+        while j < taps {
+            low += loadSIMD4(c + j) * loadSIMD4(x + j)
+            high += loadSIMD4(c + j + 4) * loadSIMD4(x + j + 4)
+            j &+= 8
+        }
+        return low + high
     }
 }

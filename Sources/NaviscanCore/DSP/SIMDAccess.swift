@@ -14,3 +14,8 @@ func loadSIMD8(_ p: UnsafePointer<Float>) -> SIMD8<Float> {
 func storeSIMD4(_ v: SIMD4<Float>, _ p: UnsafeMutablePointer<Float>) {
     UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<Float>.self)
 }
+
+@inline(__always)
+func storeSIMD8(_ v: SIMD8<Float>, _ p: UnsafeMutablePointer<Float>) {
+    UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD8<Float>.self)
+}

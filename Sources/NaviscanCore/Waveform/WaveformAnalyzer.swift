@@ -83,13 +83,15 @@ public final class WaveformAnalyzer {
         var lo = low[0], hi = high[0], sum: Float = 0
         var first = 0
         if channels == 2 {
-            // Eight frames at a time: the scalar min/max/sum chain does not vectorise by itself.
+            // Eight frames at a time: the scalar min/max/sum chain does not vectorise by itself. A compare
+            // and select, not the standard library's `pointwiseMin`/`pointwiseMax` (not inlined: a call per
+            // eight frames).
             var lo8 = SIMD8<Float>(repeating: lo), hi8 = SIMD8<Float>(repeating: hi), sum8 = SIMD8<Float>()
             while first + 8 <= frames {
                 let pair = SIMD16<Float>(lowHalf: loadSIMD8(samples + 2 * first), highHalf: loadSIMD8(samples + 2 * first + 8))
                 let v = (pair.evenHalf + pair.oddHalf) * 0.5
-                lo8 = pointwiseMin(lo8, v)
-                hi8 = pointwiseMax(hi8, v)
+                lo8.replace(with: v, where: v .< lo8)
+                hi8.replace(with: v, where: v .> hi8)
                 sum8 += v * v
                 first += 8
             }

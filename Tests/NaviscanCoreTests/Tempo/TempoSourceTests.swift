@@ -75,17 +75,19 @@ struct TempoSourceTests {
         let bpm = try #require(result.tempo?.bpm, "anti-phase clicks read as no tempo")
         #expect(abs(bpm - 112.5) <= 0.001 * 112.5, "read \(bpm)")
 
-        func mixes(_ left: Float, _ right: Float) -> (Bool, Float) {
-            let downmixer = Downmixer(channels: 2, maxFrames: 4)
-            let frames: [Float] = [left, right, left, right, left, right, left, right]
+        // 21 frames: eight at a time, then one by one; every frame of the block mixes the same way.
+        func mixes(_ left: Float, _ right: Float) -> (Bool, [Float]) {
+            let downmixer = Downmixer(channels: 2, maxFrames: 21)
+            let frames = [[Float]](repeating: [left, right], count: 21).flatMap { $0 }
             return frames.withUnsafeBufferPointer { buffer in
-                let mono = downmixer.process(AudioBlock(samples: buffer.baseAddress!, frameCount: 4, channels: 2))
-                return (downmixer.mixesDifference, mono[0])
+                let mono = downmixer.process(AudioBlock(samples: buffer.baseAddress!, frameCount: 21, channels: 2))
+                return (downmixer.mixesDifference, Array(mono))
             }
         }
         for (left, right, difference, mono) in [(0.5, -0.5, true, 0.5), (0.5, 0.5, false, 0.5), (0.5, 0, false, 0.25), (0.5, -0.3, false, 0.1)] as [(Float, Float, Bool, Float)] {
-            let (flipped, value) = mixes(left, right)
-            #expect(flipped == difference && abs(value - mono) < 1e-6, "L \(left), R \(right): \(flipped) \(value)")
+            let (flipped, values) = mixes(left, right)
+            #expect(flipped == difference && values.count == 21 && values.allSatisfy { abs($0 - mono) < 1e-6 },
+                    "L \(left), R \(right): \(flipped) \(values)")
         }
     }
 
