@@ -163,9 +163,7 @@ public enum AlbumGain {
             do {
                 let directory = OutputLayout.directory(of: path)
                 if madeDirectories.insert(directory).inserted { try OutputLayout.createDirectory(directory) }
-                let out = try AtomicFile(destination: path, durability: .deferred)
-                try data.withUnsafeBytes { try out.write($0) }
-                try out.commit()
+                try AtomicFile.write(data, to: path, durability: .deferred)
             } catch {
                 throw TrackProcessor.fault(error) ?? error
             }

@@ -90,7 +90,7 @@ public final class TrackProcessor: @unchecked Sendable {
                 record.profileStamp = nil
                 if profileFileWriter == .processor {
                     try createOutputDirectory(for: profilePath)
-                    try writeFile(json, to: profilePath)
+                    try AtomicFile.write(json, to: profilePath, durability: durability)
                     record.profileStamp = OutputStamp.of(path: profilePath)
                 }
                 record.bpm = profile.bpm
@@ -162,7 +162,7 @@ public final class TrackProcessor: @unchecked Sendable {
                 let data = try profile.jsonData()
                 let to = layout.profilePath(key: key)
                 try createOutputDirectory(for: to)
-                try writeFile(data, to: to)
+                try AtomicFile.write(data, to: to, durability: durability)
                 record.profileJSON = String(decoding: data, as: UTF8.self)
                 record.profileStamp = OutputStamp.of(path: to)
             }
@@ -181,12 +181,6 @@ public final class TrackProcessor: @unchecked Sendable {
             throw OutputFileError(path: to, code: errno, action: "cannot link the moved track's \(what)")
         }
         return true
-    }
-
-    private func writeFile(_ data: Data, to path: String) throws {
-        let out = try AtomicFile(destination: path, durability: durability)
-        try data.withUnsafeBytes { try out.write($0) }
-        try out.commit()
     }
 
     /// What went wrong, without repeating the path the report already shows.

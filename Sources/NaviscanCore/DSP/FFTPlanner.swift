@@ -76,9 +76,7 @@ public enum FFTPlanner {
         defer { free(text) }
         let directory = (file as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        guard let out = try? AtomicFile(destination: file) else { return }
-        let bytes = Array(UnsafeBufferPointer(start: text, count: strlen(text)))
-        try? bytes.withUnsafeBytes { try out.write($0) }
-        try? out.commit()
+        let bytes = [UInt8](UnsafeRawBufferPointer(start: text, count: strlen(text)))
+        try? AtomicFile.write(bytes, to: file)
     }
 }

@@ -6,6 +6,7 @@ import Darwin
 #if os(Linux)
 import CSystemShims
 #endif
+import Foundation
 
 /// A file written under a temporary name in the destination's directory and renamed into place on
 /// `commit()`, so readers see either the old file or the complete new one, never a torn one.
@@ -46,6 +47,13 @@ public final class AtomicFile {
     deinit {
         if fd >= 0 { close(fd) }
         if !committed { SystemPath.withCString(temporaryPath) { _ = unlink($0) } }
+    }
+
+    /// Writes `bytes` as the whole new content of `destination`: a temporary file, renamed into place.
+    public static func write(_ bytes: some ContiguousBytes, to destination: String, durability: Durability = .immediate) throws {
+        let out = try AtomicFile(destination: destination, durability: durability)
+        try bytes.withUnsafeBytes { try out.write($0) }
+        try out.commit()
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int? = nil) throws {

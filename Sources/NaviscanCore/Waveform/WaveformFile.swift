@@ -60,9 +60,7 @@ public enum WaveformFile {
     /// Writes both files under temporary names, synced (per `durability`) and renamed.
     public static func write(_ data: WaveformData, bits: Int, datPath: String, rmsPath: String, durability: AtomicFile.Durability) throws {
         for (path, bytes) in [(datPath, datBytes(data, bits: bits)), (rmsPath, rmsBytes(data, bits: bits))] {
-            let out = try AtomicFile(destination: path, durability: durability)
-            try bytes.withUnsafeBytes { try out.write($0) }
-            try out.commit()
+            try AtomicFile.write(bytes, to: path, durability: durability)
         }
     }
 
