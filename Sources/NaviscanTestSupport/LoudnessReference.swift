@@ -1,9 +1,45 @@
 import CEbur128
+import NaviscanCore
 
 /// libebur128 itself, as the reference loudness tests compare naviscan's measurements with.
 public enum LoudnessReference {
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
+    }
+
+    /// libebur128's integrated loudness and loudness range (its I and LRA modes) of a signal fed in
+    /// blocks of `blockFrames`, with BS.1770's channel weights for `layout`; nil where libebur128
+    /// reports no finite value.
+    public static func loudness(_ signal: TestSignal, layout: [ChannelPosition], blockFrames: Int = 4096) throws
+        -> (integrated: Double?, range: Double?) {
+        let mode = Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_LRA.rawValue)
+        guard let state = ebur128_init(UInt32(signal.channels), UInt(signal.sampleRate), mode) else {
+            throw Failure(description: "libebur128 refused \(signal.channels) channels at \(signal.sampleRate) Hz")
+        }
+        defer { var st: UnsafeMutablePointer<ebur128_state>? = state; ebur128_destroy(&st) }
+        for (index, position) in layout.enumerated() {
+            ebur128_set_channel(state, UInt32(index), Int32(channel(position).rawValue))
+        }
+        signal.samples.withUnsafeBufferPointer { all in
+            for start in stride(from: 0, to: signal.frameCount, by: blockFrames) {
+                _ = ebur128_add_frames_float(state, all.baseAddress! + start * signal.channels, min(blockFrames, signal.frameCount - start))
+            }
+        }
+        var integrated = 0.0, range = 0.0
+        let hasIntegrated = ebur128_loudness_global(state, &integrated) == EBUR128_SUCCESS.rawValue && integrated.isFinite
+        let hasRange = ebur128_loudness_range(state, &range) == EBUR128_SUCCESS.rawValue && range.isFinite
+        return (hasIntegrated ? integrated : nil, hasRange ? range : nil)
+    }
+
+    static func channel(_ position: ChannelPosition) -> channel {
+        switch position {
+        case .mono, .left, .other: return EBUR128_LEFT
+        case .right: return EBUR128_RIGHT
+        case .center: return EBUR128_CENTER
+        case .lfe: return EBUR128_UNUSED
+        case .leftSurround, .leftBack: return EBUR128_LEFT_SURROUND
+        case .rightSurround, .rightBack: return EBUR128_RIGHT_SURROUND
+        }
     }
 
     /// The integrated loudness of several tracks gated together (`ebur128_loudness_global_multiple`),

@@ -2,18 +2,17 @@ import Foundation
 
 import CEbur128
 
-/// EBU R128 / ITU-R BS.1770 loudness through libebur128, fed the native-rate stream with every
-/// channel (never a downmix, never resampled, never an excerpt).
+/// EBU R128 / ITU-R BS.1770 loudness of the native-rate stream with every channel (never a downmix,
+/// never resampled, never an excerpt).
 ///
-/// libebur128 applies the K-weighting filter and sums each 100 ms of filtered signal (its
-/// momentary mode plus a 100 ms window query); `LoudnessGating` builds the 400 ms and 3 s blocks
-/// from those sums. That gives libebur128's integrated loudness and range at under half its I+LRA
-/// mode's cost, which sums every sample seven times. At sample rates where libebur128's 100 ms block
-/// and its 100 ms window differ by a sample (11 025 Hz), its own I and LRA modes give the track's
-/// values instead (the blocks built here still give the album histogram, a sample off per block).
-/// The sample peak comes from a vectorised scan here, not libebur128's scalar one; a caller that
-/// already scans every sample (the track analyser's silence detector) turns that off at init and
-/// hands its peak to `finish`.
+/// `KWeightingFilter` applies libebur128's K-weighting filter and sums each 100 ms of filtered
+/// signal once; `LoudnessGating` builds the 400 ms and 3 s blocks from those sums. The blocks are
+/// libebur128's (its 100 ms is (rate + 5) / 10 frames at every rate), so the integrated loudness and
+/// range equal its I and LRA modes' to rounding (the tests compare with libebur128 itself) at a
+/// fraction of their cost: those modes sum every filtered sample seven times, and its filter keeps
+/// its state in memory. libebur128 measures the true peak when asked for. The sample peak comes from
+/// a vectorised scan here; a caller that already scans every sample (the track analyser's silence
+/// detector) turns that off at init and hands its peak to `finish`.
 ///
 /// Edge values are part of the contract: input with no block above the −70 LUFS gate (silence, or
 /// shorter than one 400 ms block) has no integrated loudness, reported as `nil`, never −∞ or −70.
@@ -49,80 +48,82 @@ public final class LoudnessMeter {
     public static let resampledRate = 48_000
 
     public let config: Config
-    private let state: UnsafeMutablePointer<ebur128_state>
     private let channels: Int
     private let sampleRate: Int
-    /// Frames in libebur128's 100 ms block.
+    private let filter: KWeightingFilter
+    /// Each channel's BS.1770 weight (0 for the LFE).
+    private let weights: [Double]
+    /// Each channel's sum of squared K-weighted samples in the current 100 ms block.
+    private let sums: UnsafeMutablePointer<Double>
+    /// Frames in a 100 ms block, rounded as libebur128 rounds it.
     private let blockFrames: Int
     private var framesToBlockEnd: Int
     private var gating = LoudnessGating()
     private var envelope = LoudnessEnvelope()
-    /// The track's integrated loudness and range come from libebur128's own gating.
-    private let gatingInLibrary: Bool
     private let measuresSamplePeak: Bool
     private var peak: Float = 0
+    /// libebur128 in its true-peak mode, when the true peak is asked for.
+    private let truePeakState: UnsafeMutablePointer<ebur128_state>?
 
     /// With `measuresSamplePeak` false, `process` skips the peak scan and `finish` reports the peak
     /// it is given.
-    public convenience init(config: Config, sampleRate: Int, layout: [ChannelPosition], measuresSamplePeak: Bool = true) throws {
-        // libebur128 rounds its 100 ms block to (rate + 5) / 10 frames but truncates a 100 ms window.
-        let gatesHere = (sampleRate + 5) / 10 == sampleRate / 10
-        try self.init(config: config, sampleRate: sampleRate, layout: layout, gatingInLibrary: !gatesHere,
-                      measuresSamplePeak: measuresSamplePeak)
-    }
-
-    /// `gatingInLibrary` uses libebur128's own I and LRA modes (the reference the tests compare with).
-    init(config: Config, sampleRate: Int, layout: [ChannelPosition], gatingInLibrary: Bool, measuresSamplePeak: Bool = true) throws {
+    public init(config: Config, sampleRate: Int, layout: [ChannelPosition], measuresSamplePeak: Bool = true) throws {
+        // libebur128's limits, which the true-peak meter shares.
+        guard (1...64).contains(layout.count), (16...2_822_400).contains(sampleRate) else {
+            throw LoudnessError.unsupported(sampleRate: sampleRate, channels: layout.count)
+        }
         self.config = config
         self.measuresSamplePeak = measuresSamplePeak
         channels = layout.count
         self.sampleRate = sampleRate
-        self.gatingInLibrary = gatingInLibrary
-        let gatesHere = !gatingInLibrary
-        var mode = gatesHere ? Int32(EBUR128_MODE_M.rawValue) : Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_LRA.rawValue)
-        if config.truePeak { mode |= Int32(EBUR128_MODE_TRUE_PEAK.rawValue) }
-        guard channels > 0, sampleRate > 0, let st = ebur128_init(UInt32(channels), UInt(sampleRate), mode) else {
-            throw LoudnessError.unsupported(sampleRate: sampleRate, channels: layout.count)
-        }
-        state = st
+        filter = KWeightingFilter(sampleRate: sampleRate, channels: channels)
+        weights = layout.map(Self.bs1770Weight)
+        sums = .allocate(capacity: channels)
+        sums.initialize(repeating: 0, count: channels)
         blockFrames = (sampleRate + 5) / 10
         framesToBlockEnd = blockFrames
-        for (index, position) in layout.enumerated() {
-            ebur128_set_channel(st, UInt32(index), Int32(Self.bs1770Channel(position).rawValue))
+        if config.truePeak {
+            guard let st = ebur128_init(UInt32(channels), UInt(sampleRate), Int32(EBUR128_MODE_TRUE_PEAK.rawValue)) else {
+                sums.deallocate()
+                throw LoudnessError.unsupported(sampleRate: sampleRate, channels: channels)
+            }
+            truePeakState = st
+        } else {
+            truePeakState = nil
         }
     }
 
     deinit {
-        var st: UnsafeMutablePointer<ebur128_state>? = state
-        ebur128_destroy(&st)
+        sums.deallocate()
+        var st = truePeakState
+        if st != nil { ebur128_destroy(&st) }
     }
 
-    /// BS.1770 weights: L/R/C 1.0, surrounds 1.41 (≈ +1.5 dB), LFE excluded.
-    static func bs1770Channel(_ position: ChannelPosition) -> channel {
+    /// BS.1770 weights, as libebur128 applies them: L/R/C 1.0, surrounds 1.41 (≈ +1.5 dB), LFE excluded.
+    static func bs1770Weight(_ position: ChannelPosition) -> Double {
         switch position {
-        case .mono, .left, .other: return EBUR128_LEFT
-        case .right: return EBUR128_RIGHT
-        case .center: return EBUR128_CENTER
-        case .lfe: return EBUR128_UNUSED
-        case .leftSurround, .leftBack: return EBUR128_LEFT_SURROUND
-        case .rightSurround, .rightBack: return EBUR128_RIGHT_SURROUND
+        case .mono, .left, .right, .center, .other: return 1
+        case .lfe: return 0
+        case .leftSurround, .rightSurround, .leftBack, .rightBack: return 1.41
         }
     }
 
     public func process(_ block: AudioBlock) {
         if measuresSamplePeak { peak = max(peak, PeakScan.maxAbs(block.samples, count: block.frameCount * channels)) }
-        // Feed up to each 100 ms boundary, then read that block's energy.
+        if let truePeakState { ebur128_add_frames_float(truePeakState, block.samples, block.frameCount) }
+        // Filter up to each 100 ms boundary, then hand on that block's energy.
         var offset = 0
         while offset < block.frameCount {
             let n = min(framesToBlockEnd, block.frameCount - offset)
-            ebur128_add_frames_float(state, block.samples + offset * channels, n)
+            filter.accumulate(block.samples + offset * channels, frames: n, into: sums)
             offset += n
             framesToBlockEnd -= n
             if framesToBlockEnd == 0 {
                 framesToBlockEnd = blockFrames
-                var loudness = -Double.infinity
-                ebur128_loudness_window(state, 100, &loudness)
-                gating.add(energy: loudness.isFinite ? LoudnessGating.energy(loudness: loudness) : 0)
+                var energy = 0.0
+                for c in 0..<channels where weights[c] > 0 { energy += weights[c] * sums[c] }
+                sums.update(repeating: 0, count: channels)
+                gating.add(energy: energy / Double(blockFrames))
                 if let momentary = gating.latestMomentary { envelope.add(energy: momentary) }
             }
         }
@@ -135,27 +136,17 @@ public final class LoudnessMeter {
         var result = Result()
         result.measuredRate = sampleRate
         result.envelope = envelope.finish()
-        if !gatingInLibrary {
-            result.integratedLUFS = gating.integratedLoudness()
-            if result.integratedLUFS != nil { result.loudnessRange = gating.loudnessRange() }
-        } else {
-            var value = 0.0
-            if ebur128_loudness_global(state, &value) == EBUR128_SUCCESS.rawValue, value.isFinite {
-                result.integratedLUFS = value
-            }
-            if result.integratedLUFS != nil, ebur128_loudness_range(state, &value) == EBUR128_SUCCESS.rawValue, value.isFinite {
-                result.loudnessRange = value
-            }
-        }
+        result.integratedLUFS = gating.integratedLoudness()
+        if result.integratedLUFS != nil { result.loudnessRange = gating.loudnessRange() }
         if result.integratedLUFS != nil, !gating.momentaryBlocks.isEmpty {
             result.histogram = LoudnessHistogram(blockEnergies: gating.momentaryBlocks)
         }
         if peak > 0, peak.isFinite { result.samplePeakDB = 20 * log10(Double(peak)) }
-        if config.truePeak {
+        if let truePeakState {
             var truePeak = Double(peak)
             for c in 0..<channels {
                 var p = 0.0
-                if ebur128_true_peak(state, UInt32(c), &p) == EBUR128_SUCCESS.rawValue { truePeak = max(truePeak, p) }
+                if ebur128_true_peak(truePeakState, UInt32(c), &p) == EBUR128_SUCCESS.rawValue { truePeak = max(truePeak, p) }
             }
             if truePeak > 0, truePeak.isFinite { result.truePeakDB = 20 * log10(truePeak) }
         }
@@ -169,7 +160,7 @@ public enum LoudnessError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unsupported(let rate, let channels):
-            return "libebur128 cannot measure \(channels) channels at \(rate) Hz"
+            return "cannot measure the loudness of \(channels) channels at \(rate) Hz (1 to 64 channels, 16 Hz to 2.8 MHz)"
         }
     }
 }
