@@ -3,7 +3,7 @@ import Foundation
 /// Mono sample-rate conversion by the exact ratio L/M (reduced), as a polyphase windowed-sinc FIR:
 /// output m sits at input time m·M/L, and is the dot product of `taps` input samples with the
 /// coefficients of its phase (m·M mod L), one of L precomputed rows. There is no state but the input
-/// history; outputs are computed four at a time (see `process`).
+/// history; outputs are computed a phase row at a time, four at once (see `process`).
 ///
 /// Decimating, the low-pass cuts at 0.47 × the output rate (Kaiser window, β = 7, about 70 dB down
 /// past the transition band), with 24 taps per output times the decimation, to the nearest multiple of
@@ -25,9 +25,6 @@ public final class PolyphaseResampler {
     /// L and M of the reduced ratio outputRate / inputRate = L / M.
     let phases: Int
     let step: Int
-    /// step = stepWhole · L + stepFraction: whole input samples and phases to advance per output.
-    private let stepWhole: Int
-    private let stepFraction: Int
     /// Input samples per output, a multiple of 8.
     let taps: Int
     /// phases × taps coefficients, row p for the phase p / L.
@@ -51,8 +48,6 @@ public final class PolyphaseResampler {
         self.outputRate = outputRate
         phases = outputRate / g
         step = inputRate / g
-        stepWhole = step / phases
-        stepFraction = step % phases
         let decimation = max(1, Double(inputRate) / Double(outputRate))
         taps = Int((24 * decimation / 8).rounded()) * 8
         // Cut-off in cycles per input sample.
@@ -93,35 +88,28 @@ public final class PolyphaseResampler {
         guard input.count > 0 else { return }
         (buffer + count).update(from: input.baseAddress!, count: input.count)
         count += input.count
-        // Four outputs per pass: their dot products run as four independent SIMD8 sums, and one
-        // transpose-and-add turns the four into four outputs (a horizontal sum per output was a chain of
-        // eight dependent adds, most of the time). A lone output sums in the same order, so the result
-        // does not depend on where blocks end.
-        var produced = 0
-        var first = firstTap, phase = phase
-        while true {
-            let (first1, phase1) = advance(first, phase)
-            let (first2, phase2) = advance(first1, phase1)
-            let (first3, phase3) = advance(first2, phase2)
-            guard first3 &+ taps <= count else { break }
-            let r0 = dotProduct(first, phase), r1 = dotProduct(first1, phase1)
-            let r2 = dotProduct(first2, phase2), r3 = dotProduct(first3, phase3)
-            let s01 = SIMD4(lowHalf: r0.evenHalf, highHalf: r1.evenHalf) + SIMD4(lowHalf: r0.oddHalf, highHalf: r1.oddHalf)
-            let s23 = SIMD4(lowHalf: r2.evenHalf, highHalf: r3.evenHalf) + SIMD4(lowHalf: r2.oddHalf, highHalf: r3.oddHalf)
-            let sums = SIMD4(lowHalf: s01.evenHalf, highHalf: s23.evenHalf) + SIMD4(lowHalf: s01.oddHalf, highHalf: s23.oddHalf)
-            storeSIMD4(sums, output + produced)
-            produced &+= 4
-            (first, phase) = advance(first3, phase3)
+        // The outputs this input completes: output k has its first tap at firstTap + ⌊(phase + k·step) / L⌋.
+        let room = count - taps - firstTap
+        let produced = room < 0 ? 0 : max(0, ((room + 1) * phases - phase + step - 1) / step)
+        // Outputs k, k + L, k + 2L, … share phase k's coefficient row and sit `step` input samples
+        // apart, so they run together with that row held in registers, each input sample loaded once
+        // per output rather than input and coefficient both. Every output sums in the same order
+        // wherever it falls (`combine`), so the result does not depend on where blocks end.
+        for k in 0..<min(phases, produced) {
+            let position = phase + k * step
+            let first = firstTap + position / phases
+            let row = position % phases
+            let outputs = (produced - k + phases - 1) / phases
+            if taps == 24 {
+                runRow24(first: first, row: row, outputs: outputs, at: output + k)
+            } else {
+                runRow(first: first, row: row, outputs: outputs, at: output + k)
+            }
         }
-        while first &+ taps <= count {
-            let r = dotProduct(first, phase)
-            let pairs = r.evenHalf + r.oddHalf
-            output[produced] = pairs[0] + pairs[1]
-            produced &+= 1
-            (first, phase) = advance(first, phase)
-        }
+        let next = phase + produced * step
+        let first = firstTap + next / phases
         firstTap = first
-        self.phase = phase
+        phase = next % phases
         // Keep the history the next output needs (when decimating, the next first tap may lie past
         // the input so far: it then stays ahead of the buffer's start).
         let drop = min(firstTap, count)
@@ -131,11 +119,78 @@ public final class PolyphaseResampler {
         if produced > 0 { try body(UnsafeBufferPointer(start: output, count: produced)) }
     }
 
-    /// The first tap and phase of the output after the one at (`first`, `phase`).
+    /// Four outputs' folded dot products to four outputs: one transpose-and-add. A lone output
+    /// (`combine(r)`) sums its lanes in the same order.
     @inline(__always)
-    private func advance(_ first: Int, _ phase: Int) -> (Int, Int) {
-        let next = phase &+ stepFraction
-        return next >= phases ? (first &+ stepWhole &+ 1, next &- phases) : (first &+ stepWhole, next)
+    private static func combine(_ r0: SIMD4<Float>, _ r1: SIMD4<Float>, _ r2: SIMD4<Float>, _ r3: SIMD4<Float>) -> SIMD4<Float> {
+        let s01 = SIMD4(lowHalf: r0.evenHalf, highHalf: r1.evenHalf) + SIMD4(lowHalf: r0.oddHalf, highHalf: r1.oddHalf)
+        let s23 = SIMD4(lowHalf: r2.evenHalf, highHalf: r3.evenHalf) + SIMD4(lowHalf: r2.oddHalf, highHalf: r3.oddHalf)
+        return SIMD4(lowHalf: s01.evenHalf, highHalf: s23.evenHalf) + SIMD4(lowHalf: s01.oddHalf, highHalf: s23.oddHalf)
+    }
+
+    @inline(__always)
+    private static func combine(_ r: SIMD4<Float>) -> Float {
+        let pairs = r.evenHalf + r.oddHalf
+        return pairs[0] + pairs[1]
+    }
+
+    /// `outputs` outputs of one phase row, `step` input samples apart from `first` on, written
+    /// `phases` apart from `out` on.
+    @inline(__always)
+    private func runRow(first: Int, row: Int, outputs: Int, at out: UnsafeMutablePointer<Float>) {
+        var first = first, o = out, left = outputs
+        while left >= 4 {
+            let sums = Self.combine(dotProduct(first, row), dotProduct(first &+ step, row),
+                                    dotProduct(first &+ 2 &* step, row), dotProduct(first &+ 3 &* step, row))
+            o[0] = sums[0]
+            o[phases] = sums[1]
+            o[2 &* phases] = sums[2]
+            o[3 &* phases] = sums[3]
+            first &+= 4 &* step
+            o += 4 &* phases
+            left &-= 4
+        }
+        while left > 0 {
+            o[0] = Self.combine(dotProduct(first, row))
+            first &+= step
+            o += phases
+            left &-= 1
+        }
+    }
+
+    /// `runRow` for 24 taps, the row's coefficients held in registers.
+    @inline(__always)
+    private func runRow24(first: Int, row: Int, outputs: Int, at out: UnsafeMutablePointer<Float>) {
+        let c = UnsafePointer(coefficients + row &* 24)
+        let c0 = loadSIMD4(c), c1 = loadSIMD4(c + 4), c2 = loadSIMD4(c + 8)
+        let c3 = loadSIMD4(c + 12), c4 = loadSIMD4(c + 16), c5 = loadSIMD4(c + 20)
+        // `dotProduct`'s order: the low four of each eight in one sum, the high four in another.
+        @inline(__always) func dot(_ first: Int) -> SIMD4<Float> {
+            let x = UnsafePointer(buffer + first)
+            var low = c0 * loadSIMD4(x), high = c1 * loadSIMD4(x + 4)
+            low += c2 * loadSIMD4(x + 8)
+            high += c3 * loadSIMD4(x + 12)
+            low += c4 * loadSIMD4(x + 16)
+            high += c5 * loadSIMD4(x + 20)
+            return low + high
+        }
+        var first = first, o = out, left = outputs
+        while left >= 4 {
+            let sums = Self.combine(dot(first), dot(first &+ step), dot(first &+ 2 &* step), dot(first &+ 3 &* step))
+            o[0] = sums[0]
+            o[phases] = sums[1]
+            o[2 &* phases] = sums[2]
+            o[3 &* phases] = sums[3]
+            first &+= 4 &* step
+            o += 4 &* phases
+            left &-= 4
+        }
+        while left > 0 {
+            o[0] = Self.combine(dot(first))
+            first &+= step
+            o += phases
+            left &-= 1
+        }
     }
 
     /// One output's dot product, folded to four lanes: lane k sums the taps j ≡ k (mod 4), the first
