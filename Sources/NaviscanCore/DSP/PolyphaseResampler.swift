@@ -103,7 +103,7 @@ public final class PolyphaseResampler {
             if taps == 24 {
                 runRow24(first: first, row: row, outputs: outputs, at: output + k)
             } else {
-                runRow(first: first, row: row, outputs: outputs, at: output + k)
+                runRow(first: first, outputs: outputs, at: output + k) { dotProduct($0, row) }
             }
         }
         let next = phase + produced * step
@@ -135,45 +135,9 @@ public final class PolyphaseResampler {
     }
 
     /// `outputs` outputs of one phase row, `step` input samples apart from `first` on, written
-    /// `phases` apart from `out` on.
+    /// `phases` apart from `out` on; `dot` folds one output's dot product from its first tap.
     @inline(__always)
-    private func runRow(first: Int, row: Int, outputs: Int, at out: UnsafeMutablePointer<Float>) {
-        var first = first, o = out, left = outputs
-        while left >= 4 {
-            let sums = Self.combine(dotProduct(first, row), dotProduct(first &+ step, row),
-                                    dotProduct(first &+ 2 &* step, row), dotProduct(first &+ 3 &* step, row))
-            o[0] = sums[0]
-            o[phases] = sums[1]
-            o[2 &* phases] = sums[2]
-            o[3 &* phases] = sums[3]
-            first &+= 4 &* step
-            o += 4 &* phases
-            left &-= 4
-        }
-        while left > 0 {
-            o[0] = Self.combine(dotProduct(first, row))
-            first &+= step
-            o += phases
-            left &-= 1
-        }
-    }
-
-    /// `runRow` for 24 taps, the row's coefficients held in registers.
-    @inline(__always)
-    private func runRow24(first: Int, row: Int, outputs: Int, at out: UnsafeMutablePointer<Float>) {
-        let c = UnsafePointer(coefficients + row &* 24)
-        let c0 = loadSIMD4(c), c1 = loadSIMD4(c + 4), c2 = loadSIMD4(c + 8)
-        let c3 = loadSIMD4(c + 12), c4 = loadSIMD4(c + 16), c5 = loadSIMD4(c + 20)
-        // `dotProduct`'s order: the low four of each eight in one sum, the high four in another.
-        @inline(__always) func dot(_ first: Int) -> SIMD4<Float> {
-            let x = UnsafePointer(buffer + first)
-            var low = c0 * loadSIMD4(x), high = c1 * loadSIMD4(x + 4)
-            low += c2 * loadSIMD4(x + 8)
-            high += c3 * loadSIMD4(x + 12)
-            low += c4 * loadSIMD4(x + 16)
-            high += c5 * loadSIMD4(x + 20)
-            return low + high
-        }
+    private func runRow(first: Int, outputs: Int, at out: UnsafeMutablePointer<Float>, _ dot: (Int) -> SIMD4<Float>) {
         var first = first, o = out, left = outputs
         while left >= 4 {
             let sums = Self.combine(dot(first), dot(first &+ step), dot(first &+ 2 &* step), dot(first &+ 3 &* step))
@@ -190,6 +154,24 @@ public final class PolyphaseResampler {
             first &+= step
             o += phases
             left &-= 1
+        }
+    }
+
+    /// `runRow` for 24 taps, with the row's coefficients held in registers and summed in
+    /// `dotProduct`'s order.
+    @inline(__always)
+    private func runRow24(first: Int, row: Int, outputs: Int, at out: UnsafeMutablePointer<Float>) {
+        let c = UnsafePointer(coefficients + row &* 24)
+        let c0 = loadSIMD4(c), c1 = loadSIMD4(c + 4), c2 = loadSIMD4(c + 8)
+        let c3 = loadSIMD4(c + 12), c4 = loadSIMD4(c + 16), c5 = loadSIMD4(c + 20)
+        runRow(first: first, outputs: outputs, at: out) { first in
+            let x = UnsafePointer(buffer + first)
+            var low = c0 * loadSIMD4(x), high = c1 * loadSIMD4(x + 4)
+            low += c2 * loadSIMD4(x + 8)
+            high += c3 * loadSIMD4(x + 12)
+            low += c4 * loadSIMD4(x + 16)
+            high += c5 * loadSIMD4(x + 20)
+            return low + high
         }
     }
 
