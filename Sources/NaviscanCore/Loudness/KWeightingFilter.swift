@@ -7,7 +7,7 @@ import Foundation
 /// in double precision, so the output equals libebur128's to rounding. libebur128 runs that filter
 /// one channel at a time with its state in memory, a store and a reload on every step of the
 /// recursion; here two channels share one two-lane register and the state stays in registers,
-/// which makes the loudness pass about a third of libebur128's cost.
+/// which makes it about a fifth of libebur128's cost (docs/performance.md).
 final class KWeightingFilter {
     struct Coefficients: Equatable {
         var b: (Double, Double, Double, Double, Double)
