@@ -9,14 +9,10 @@ import Foundation
 /// recursion; here two channels share one two-lane register and the state stays in registers,
 /// which makes it about a fifth of libebur128's cost (docs/performance.md).
 final class KWeightingFilter {
-    struct Coefficients: Equatable {
+    struct Coefficients {
         var b: (Double, Double, Double, Double, Double)
         /// a1…a4 (a0 is 1).
         var a: (Double, Double, Double, Double)
-
-        static func == (l: Self, r: Self) -> Bool {
-            l.b == r.b && l.a == r.a
-        }
 
         /// libebur128's `ebur128_init_filter`, constant for constant.
         init(sampleRate: Int) {
