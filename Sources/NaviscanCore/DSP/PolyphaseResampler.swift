@@ -90,7 +90,7 @@ public final class PolyphaseResampler {
         count += input.count
         // The outputs this input completes: output k has its first tap at firstTap + ⌊(phase + k·step) / L⌋.
         let room = count - taps - firstTap
-        let produced = room < 0 ? 0 : max(0, ((room + 1) * phases - phase + step - 1) / step)
+        let produced = room < 0 ? 0 : ((room + 1) * phases - phase + step - 1) / step
         // Outputs k, k + L, k + 2L, … share phase k's coefficient row and sit `step` input samples
         // apart, so they run together with that row held in registers, each input sample loaded once
         // per output rather than input and coefficient both. Every output sums in the same order
@@ -107,8 +107,7 @@ public final class PolyphaseResampler {
             }
         }
         let next = phase + produced * step
-        let first = firstTap + next / phases
-        firstTap = first
+        firstTap += next / phases
         phase = next % phases
         // Keep the history the next output needs (when decimating, the next first tap may lie past
         // the input so far: it then stays ahead of the buffer's start).

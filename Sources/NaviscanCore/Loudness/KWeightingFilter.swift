@@ -43,18 +43,20 @@ final class KWeightingFilter {
         }
     }
 
-    let coefficients: Coefficients
-    let channels: Int
-    /// Per pair of channels, the four delayed values v1…v4; a lone last channel runs in lane 0.
+    private let coefficients: Coefficients
+    private let channels: Int
+    /// Channels taken two at a time; a lone last channel runs in lane 0.
+    private let pairs: Int
+    /// Per pair, the four delayed values v1…v4.
     private let state: UnsafeMutablePointer<SIMD2<Double>>
-    private var pairs: Int { (channels + 1) / 2 }
 
     init(sampleRate: Int, channels: Int) {
         precondition(channels > 0)
         coefficients = Coefficients(sampleRate: sampleRate)
         self.channels = channels
-        state = .allocate(capacity: 4 * ((channels + 1) / 2))
-        state.initialize(repeating: .zero, count: 4 * ((channels + 1) / 2))
+        pairs = (channels + 1) / 2
+        state = .allocate(capacity: 4 * pairs)
+        state.initialize(repeating: .zero, count: 4 * pairs)
     }
 
     deinit { state.deallocate() }
