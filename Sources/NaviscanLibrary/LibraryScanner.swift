@@ -68,7 +68,7 @@ public final class LibraryScanner: @unchecked Sendable {
         // The walk and the store's rows are independent reads: they are taken side by side.
         var walked: Result<LibraryListing, Error>?
         var stored: Result<[TrackRecord], Error>?
-        let walker = LibraryWalker(root: options.library, excluding: [options.output])
+        let walker = LibraryWalker(root: options.library, excluding: [options.output], followExternalLinks: options.followExternalLinks)
         DispatchQueue.concurrentPerform(iterations: 2) { side in
             if side == 0 { walked = Result { try walker.walk() } } else { stored = Result { try store.planningTracks() } }
         }
@@ -81,6 +81,7 @@ public final class LibraryScanner: @unchecked Sendable {
         summary.otherShards = plan.otherShardFiles
         summary.unsupportedFiles = options.shard.map { shard in listing.unsupported.filter { shard.contains(relativePath: $0) } } ?? listing.unsupported
         summary.symlinkLoops = listing.symlinkLoops.count
+        summary.externalLinks = listing.externalLinks
         summary.unchanged = plan.unchanged
         summary.unverified = plan.unverified
         summary.pruneHeldBack = plan.pruneHeldBack
@@ -141,14 +142,16 @@ public final class LibraryScanner: @unchecked Sendable {
                     self.live.audioSecondsDecoded += seconds
                     self.lock.unlock()
                 })
-                guard writer.submit(.init(changes: [.save(outcome.record)])) else { return }
+                if let record = outcome.recordToCommit {
+                    guard writer.submit(.init(changes: [.save(record)])) else { return }
+                }
                 lock.lock()
                 outcomes.append(outcome)
                 live.finished += 1
                 live.bytesFinished += item.file.size
                 switch outcome {
                 case .analysed(_, let seconds): live.audioSeconds += seconds
-                case .failed: live.failed += 1
+                case .failed, .unreadable: live.failed += 1
                 }
                 lock.unlock()
             } catch is AnalysisCancelled {
@@ -177,7 +180,7 @@ public final class LibraryScanner: @unchecked Sendable {
             case .analysed(_, let seconds):
                 summary.analysed += 1
                 summary.audioSeconds += seconds
-            case .failed(let record, let reason):
+            case .failed(let record, let reason), .unreadable(let record, let reason):
                 summary.failures.append(ScanFailure(relativePath: record.relativePath, reason: reason))
             }
         }

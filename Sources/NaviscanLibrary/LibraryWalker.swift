@@ -29,6 +29,9 @@ public struct LibraryListing: Sendable {
     public var unsupported: [String] = []
     /// Directories not entered again because a symlink led back into them.
     public var symlinkLoops: [String] = []
+    /// Folder symlinks not followed because they lead outside the library (without
+    /// `followExternalLinks`): a link to `/` or `/proc/self` must not make a scan walk the system.
+    public var externalLinks: [String] = []
     /// Entries that could not be read (permissions, dangling links), with the reason.
     public var unreadable: [(path: String, reason: String)] = []
     /// Relative paths (folders or entries) that could not be read for a reason that may pass (a
@@ -44,8 +47,10 @@ public struct LibraryListing: Sendable {
 }
 
 /// Recursive walk of a library: hidden directories and the output directory are skipped, symlinks
-/// are followed once (a directory reached again by any route is not re-entered), candidates are picked
-/// by extension here and confirmed by content when decoded.
+/// are followed once (a directory reached again by any route, by device and inode, is not
+/// re-entered), a folder symlink only when its target lies inside the library's real path unless
+/// `followExternalLinks` says otherwise; candidates are picked by extension here and confirmed by
+/// content when decoded.
 public struct LibraryWalker {
     public static let supportedExtensions: Set<String> = [
         "mp3", "flac", "wav", "aif", "aiff", "ogg", "oga", "opus",
@@ -59,9 +64,14 @@ public struct LibraryWalker {
     /// Absolute paths never entered (the output directory when it lies inside the library).
     public let excluded: Set<String>
 
-    public init(root: String, excluding excluded: [String] = []) {
+    /// Follow folder symlinks that lead outside the library (a library assembled from links to
+    /// other disks).
+    public let followExternalLinks: Bool
+
+    public init(root: String, excluding excluded: [String] = [], followExternalLinks: Bool = false) {
         self.root = Self.normalize(root)
         self.excluded = Set(excluded.map(Self.normalize))
+        self.followExternalLinks = followExternalLinks
     }
 
     static func normalize(_ path: String) -> String {
@@ -82,6 +92,7 @@ public struct LibraryWalker {
             throw LibraryError.libraryUnreadable(path: root, reason: "not a directory")
         }
         listing.rootDevice = UInt64(rootStat.st_dev)
+        let realRoot = Self.realPath(root).map { $0 == "/" ? $0 : $0 + "/" }
         var visited: Set<DirectoryID> = [DirectoryID(device: UInt64(rootStat.st_dev), inode: UInt64(rootStat.st_ino))]
         var pending: [(path: String, relative: String)] = [(root, "")]
         while let (directory, relative) = pending.popLast() {
@@ -119,6 +130,13 @@ public struct LibraryWalker {
                 if (st.st_mode & S_IFMT) == S_IFDIR {
                     if name.hasPrefix(".") || excluded.contains(path) { continue }
                     let id = DirectoryID(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+                    if !followExternalLinks, !visited.contains(id), Self.isSymlink(path),
+                       let realRoot, !(Self.realPath(path).map { ($0 + "/").hasPrefix(realRoot) } ?? false) {
+                        listing.externalLinks.append(rel)
+                        // What an earlier scan stored under it is kept, not pruned.
+                        listing.unverified.append(rel)
+                        continue
+                    }
                     if visited.contains(id) {
                         listing.symlinkLoops.append(rel)
                         continue
@@ -142,13 +160,26 @@ public struct LibraryWalker {
     }
 
     /// The modification time `walk()` records for a file, or nil when it cannot be read.
+    private static func isSymlink(_ path: String) -> Bool {
+        var st = stat()
+        return SystemPath.withCString(path) { lstat($0, &st) } == 0 && (st.st_mode & S_IFMT) == S_IFLNK
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        SystemPath.withCString(path) { cPath -> String? in
+            guard let resolved = realpath(cPath, nil) else { return nil }
+            defer { free(resolved) }
+            return SystemPath.string(fromCString: resolved)
+        }
+    }
+
     public static func modificationTime(path: String) -> Double? {
         var st = stat()
         guard SystemPath.withCString(path, { stat($0, &st) }) == 0 else { return nil }
         return modificationTime(st)
     }
 
-    static func modificationTime(_ st: stat) -> Double {
+    public static func modificationTime(_ st: stat) -> Double {
         let (seconds, nanoseconds) = modificationTimespec(st)
         return Double(seconds) + Double(nanoseconds) * 1e-9
     }

@@ -26,6 +26,9 @@ public struct ScanOptions: Sendable {
     public var lockOwner: ScanLock.Owner = .scan
     /// Each disc of a multi-disc album is its own album for album gain.
     public var albumPerDisc = false
+    /// Follow folder symlinks whose target lies outside the library (off: such links are listed
+    /// and what was stored under them is kept).
+    public var followExternalLinks = false
 
     public init(library: String, output: String, visualizer: VisualizerConfig?, profile: ProfileConfig?, jobs: Int, force: Bool = false) {
         self.library = library
@@ -82,6 +85,8 @@ public struct ScanSummary: Encodable, Sendable {
     public var storeSetAside: String?
     public var unsupported: Int { unsupportedFiles.count }
     public var symlinkLoops = 0
+    /// Folder symlinks not followed because they lead outside the library.
+    public var externalLinks: [String] = []
     public var failures: [ScanFailure] = []
     public var unsupportedFiles: [String] = []
     /// Seconds of audio analysed in this run.
@@ -96,7 +101,7 @@ public struct ScanSummary: Encodable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case total, shard, otherShards = "other_shards", analysed, unchanged, failed, pruned, relinked, keptMissing = "kept_missing"
-        case pruneHeldBack = "prune_held_back", unverified, fault, pending, storeSetAside = "store_set_aside", unsupported, symlinkLoops = "symlink_loops", failures
+        case pruneHeldBack = "prune_held_back", unverified, fault, pending, storeSetAside = "store_set_aside", unsupported, symlinkLoops = "symlink_loops", externalLinks = "external_links", failures
         case unsupportedFiles = "unsupported_files", audioSeconds = "audio_seconds", wallSeconds = "wall_seconds"
         case interrupted, realtimeFactor = "x_realtime", albumsMeasured = "albums_measured"
     }
@@ -119,6 +124,7 @@ public struct ScanSummary: Encodable, Sendable {
         try c.encode(storeSetAside, forKey: .storeSetAside)
         try c.encode(unsupported, forKey: .unsupported)
         try c.encode(symlinkLoops, forKey: .symlinkLoops)
+        try c.encode(externalLinks, forKey: .externalLinks)
         try c.encode(failures, forKey: .failures)
         try c.encode(unsupportedFiles, forKey: .unsupportedFiles)
         try c.encode((audioSeconds * 1000).rounded() / 1000, forKey: .audioSeconds)

@@ -9,11 +9,21 @@ public enum TrackOutcome: Sendable {
     case analysed(TrackRecord, seconds: Double)
     /// The file's own problem (or an access error), recorded against the track.
     case failed(TrackRecord, reason: String)
+    /// A track analysed before that could not be read this time (a permission, an I/O error): its
+    /// stored row and outputs stay as they are (`record` is that row), nothing is committed, and the
+    /// next scan tries again, since the file still differs from the row.
+    case unreadable(TrackRecord, reason: String)
 
     public var record: TrackRecord {
         switch self {
-        case .analysed(let record, _), .failed(let record, _): return record
+        case .analysed(let record, _), .failed(let record, _), .unreadable(let record, _): return record
         }
+    }
+
+    /// The row to commit; nil when the stored one stays.
+    public var recordToCommit: TrackRecord? {
+        if case .unreadable = self { return nil }
+        return record
     }
 }
 
@@ -119,6 +129,9 @@ public final class TrackProcessor: @unchecked Sendable {
             throw error
         } catch {
             if let fault = Self.fault(error) { throw fault }
+            if Self.isAccessError(error), let previous, previous.status == .ok {
+                return .unreadable(previous, reason: Self.reason(error) + "; its earlier analysis is kept")
+            }
             record.status = .failed
             record.errorMessage = Self.reason(error)
             record.failureKind = Self.isAccessError(error) ? .access : .file

@@ -288,12 +288,21 @@ public final class TrackStore: @unchecked Sendable {
     }
 
     /// A stored output a reader found damaged.
-    public enum DamagedOutput: Sendable { case visualizerFrames, profile }
+    public enum DamagedOutput: String, Sendable {
+        case visualizerFrames = "visualizer frames", profile, waveform
+    }
 
     /// Forgets the fingerprint of a damaged output (and a damaged profile's JSON), so nothing serves
-    /// it any more and the next scan's incremental rule analyses the track again.
+    /// it any more and the next scan's incremental rule analyses the track again. Only that output:
+    /// a damaged waveform leaves the profile served and clears the row's analyser version instead
+    /// (the waveform has no fingerprint of its own), which the same rule reads as "analyse again".
     public func markDamaged(relativePath: String, output: DamagedOutput) async throws {
-        let columns = output == .visualizerFrames ? "vis_fingerprint = NULL" : "profile_fingerprint = NULL, profile_json = NULL"
+        let columns: String
+        switch output {
+        case .visualizerFrames: columns = "vis_fingerprint = NULL"
+        case .profile: columns = "profile_fingerprint = NULL, profile_json = NULL"
+        case .waveform: columns = "analyzer_version = ''"
+        }
         do {
             try await pool.write { try $0.execute(sql: "UPDATE track SET \(columns) WHERE relative_path = ?", arguments: [relativePath]) }
         } catch { throw Self.libraryError(error, path: path) }

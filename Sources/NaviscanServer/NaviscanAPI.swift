@@ -52,6 +52,7 @@ public enum NaviscanAPI {
             var options = ScanOptions(library: library, output: configuration.dataDirectory, visualizer: configuration.visualizer,
                                       profile: configuration.profile, jobs: maintenance.jobs)
             options.pruneThreshold = maintenance.pruneThreshold
+            options.followExternalLinks = maintenance.followExternalLinks
             options.lockOwner = .watch
             return LibraryMaintainer(options: options, settings: maintenance, precompute: precompute, logger: logger)
         }
@@ -68,19 +69,28 @@ public enum NaviscanAPI {
         router.middlewares.add(RequestLogMiddleware())
         router.middlewares.add(JSONErrorMiddleware(allowedMethods: routes))
 
-        /// A stored output that a reader rejected: logged, marked in the store so nothing serves it
-        /// and the next scan analyses the track again, and answered with a plain 500.
-        @Sendable func damaged(_ path: String, _ output: TrackStore.DamagedOutput, _ error: Error) async -> APIError {
-            let what = output == .visualizerFrames ? "visualizer frames" : "profile"
-            if let error = error as? VisFrameError, case .io = error {
-                return APIError(status: .internalServerError, message: "cannot read the \(what) of \(path): \(error)")
+        /// A stored output that a reader rejected or could not find: logged (with the file's path,
+        /// for the admin), marked in the store so nothing serves it and the next scan analyses the
+        /// track again, and answered 404 when the file is gone, else 500. Answers name the track,
+        /// never a path on the server's disk; a read that failed for a reason that may pass (an I/O
+        /// error) marks nothing.
+        @Sendable func damaged(_ path: String, _ output: TrackStore.DamagedOutput, _ error: Error, files: [String] = []) async -> APIError {
+            let what = output.rawValue
+            let missing = StoredOutputError.isMissing(files)
+            logger.warning(missing ? "missing stored output" : "damaged stored output",
+                           metadata: ["path": "\(path)", "output": "\(what)", "error": "\(error)"])
+            if !missing, StoredOutputError.isTransient(error) {
+                return APIError(status: .internalServerError, message: "cannot read the stored \(what) of \(path) (an I/O error; the server log names the file); retry later")
             }
-            logger.warning("damaged stored output", metadata: ["path": "\(path)", "output": "\(what)", "error": "\(error)"])
             do { try await store.markDamaged(relativePath: path, output: output) } catch {
                 logger.error("could not mark a damaged output", metadata: ["path": "\(path)", "error": "\(error)"])
             }
+            if missing {
+                return APIError.notFound("the stored \(what) of \(path) are missing; the track is marked for re-analysis by the next scan")
+            }
+            let reason = StoredOutputError.reason(error).map { " (\($0))" } ?? ""
             return APIError(status: .internalServerError,
-                            message: "the stored \(what) of \(path) are damaged (\(error)); the track is marked for re-analysis by the next scan")
+                            message: "the stored \(what) of \(path) are damaged\(reason); the track is marked for re-analysis by the next scan")
         }
 
         router.get("/health") { _, _ -> Response in
@@ -150,7 +160,8 @@ public enum NaviscanAPI {
             let binary = request.uri.queryParameters.get("format") == "binary"
                 || (request.headers[.accept]?.contains("application/octet-stream") ?? false)
             let frames: VisFrameFile
-            do { frames = try VisFrameFile(path: layout.visPath(key: record.key)) } catch { throw await damaged(path, .visualizerFrames, error) }
+            let visPath = layout.visPath(key: record.key)
+            do { frames = try VisFrameFile(path: visPath) } catch { throw await damaged(path, .visualizerFrames, error, files: [visPath]) }
             let etag = "\"\(record.key)-\(String(frames.byteCount, radix: 16))-\(String(Int64(frames.modificationTime * 1e6), radix: 16))\""
             if binary, let match = request.headers[.ifNoneMatch],
                match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
@@ -209,7 +220,7 @@ public enum NaviscanAPI {
                     bytes = try Data(contentsOf: URL(fileURLWithPath: datPath))
                     modified = (try FileManager.default.attributesOfItem(atPath: datPath)[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
                     _ = try WaveformFile.read(datPath: datPath)
-                } catch { throw await damaged(path, .profile, error) }
+                } catch { throw await damaged(path, .waveform, error, files: [datPath]) }
                 let etag = "\"\(record.key)-w-\(String(bytes.count, radix: 16))-\(String(Int64(modified * 1e6), radix: 16))\""
                 if let match = request.headers[.ifNoneMatch],
                    match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
@@ -219,8 +230,9 @@ public enum NaviscanAPI {
                                 body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
             }
             let waveform: WaveformData
-            do { waveform = try WaveformFile.read(datPath: datPath, rmsPath: layout.waveformRMSPath(key: record.key)) } catch {
-                throw await damaged(path, .profile, error)
+            let rmsPath = layout.waveformRMSPath(key: record.key)
+            do { waveform = try WaveformFile.read(datPath: datPath, rmsPath: rmsPath) } catch {
+                throw await damaged(path, .waveform, error, files: [datPath, rmsPath])
             }
             let (peak, rms) = waveform.resampled(bins: bins)
             func rounded(_ values: [Double]) -> [Double] { values.map { ($0 * 10_000).rounded() / 10_000 } }
@@ -234,8 +246,8 @@ public enum NaviscanAPI {
             guard configuration.stream else { throw APIError.notFound("streaming is turned off on this server (--no-stream)") }
             let path = try RelativePath.validate(request.uri.queryParameters.get("relative_path"))
             guard let library else { throw APIError(status: .serviceUnavailable, message: "the library root is unknown; start the server with --library") }
-            let file = try await Task.detached { try LibraryTrackFile.resolve(path, library: library) }.value
-            return try await AudioStream.response(file: file, request: request, context: context)
+            let opened = try await Task.detached { try LibraryTrackFile.open(path, library: library) }.value
+            return try AudioStream.response(opened: opened, request: request)
         }
 
         let web = try WebAssets.locate().map { try WebAssets(directory: $0) }

@@ -79,7 +79,8 @@ actor PrecomputeQueue {
                     let previous = try store.track(relativePath: file.relativePath)
                     if let previous, !Self.needsAnalysis(file, previous, processor: processor) { return }
                     let outcome = try processor.process(file, previous: previous)
-                    try store.commit([.save(outcome.record)])
+                    if let record = outcome.recordToCommit { try store.commit([.save(record)]) }
+                    if case .unreadable(_, let reason) = outcome { fault = reason }
                 } catch {
                     fault = "\(error)"
                     logger.warning("precompute failed", metadata: ["path": "\(file.relativePath)", "error": "\(error)"])

@@ -49,6 +49,8 @@ public struct Maintenance: Sendable {
     public var pruneThreshold = 0.2
     /// Worker threads for background scans.
     public var jobs = 1
+    /// Follow folder symlinks that lead outside the library.
+    public var followExternalLinks = false
 
     public init() {}
 }

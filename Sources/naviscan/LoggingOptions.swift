@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import NaviscanCore
 
 /// Shared by every subcommand; only the executable configures logging.
 struct LoggingOptions: ParsableArguments {
@@ -9,7 +10,7 @@ struct LoggingOptions: ParsableArguments {
     func makeLogger() -> Logger {
         let level: Logger.Level = verbose ? .debug : .warning
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = EscapingLogHandler(StreamLogHandler.standardError(label: label))
             handler.logLevel = level
             return handler
         }

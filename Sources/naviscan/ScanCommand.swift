@@ -48,6 +48,10 @@ struct ScanCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Worker threads (\(Settings.jobs.defaultText), one per core)."))
     var jobs: Int?
 
+    @Flag(name: .customLong("follow-external-links"), inversion: .prefixedNo,
+          help: ArgumentHelp(Settings.followExternalLinks.summary + " (\(Settings.followExternalLinks.defaultText))"))
+    var followExternalLinks: Bool?
+
     @Flag(help: "Re-analyse every track, even unchanged ones.")
     var force = false
 
@@ -105,6 +109,7 @@ struct ScanCommand: AsyncParsableCommand {
         if let vis { values[Settings.writeVis.key] = .bool(vis) }
         if let dj { values[Settings.writeDJ.key] = .bool(dj) }
         if let failOn { values[Settings.failOn.key] = .string(failOn) }
+        if let followExternalLinks { values[Settings.followExternalLinks.key] = .bool(followExternalLinks) }
         return values
     }
 
@@ -141,6 +146,7 @@ struct ScanCommand: AsyncParsableCommand {
         options.rebuildStore = rebuildStore
         options.shard = try resolvedShard()
         options.albumPerDisc = settings.bool(Settings.albumPerDisc) ?? false
+        options.followExternalLinks = settings.bool(Settings.followExternalLinks) ?? false
         let scanner = LibraryScanner(options: options, logger: logger)
         let signals = Self.installStopHandlers(scanner)
         defer { withExtendedLifetime(signals) {} }
@@ -220,7 +226,10 @@ struct ScanCommand: AsyncParsableCommand {
         if !s.failures.isEmpty {
             let known = s.failures.filter(\.known).count
             text += "Failed" + (known > 0 ? " (\(known) already in earlier runs):\n" : ":\n")
-            for f in s.failures.prefix(10) { text += "  \(f.relativePath): \(f.reason)\(f.known ? " (known)" : "")\n" }
+            // Names may hold newlines; the summary often lands in a log (a timer's journal).
+            for f in s.failures.prefix(10) {
+                text += "  \(EscapingLogHandler.escaped(f.relativePath)): \(EscapingLogHandler.escaped(f.reason))\(f.known ? " (known)" : "")\n"
+            }
             if s.failures.count > 10 { text += "  … and \(s.failures.count - 10) more (`naviscan status` lists all)\n" }
         }
         if s.relinked > 0 { text += "\(s.relinked) moved or renamed files kept their analysis\n" }
@@ -228,10 +237,14 @@ struct ScanCommand: AsyncParsableCommand {
             text += "Kept \(s.keptMissing) tracks that are gone from the library, as missing: \(held). "
                 + "If they were removed on purpose, run the scan again with --prune.\n"
         }
+        if !s.externalLinks.isEmpty {
+            text += "Not followed: \(s.externalLinks.count) folder symlinks lead outside the library (\(EscapingLogHandler.escaped(s.externalLinks.prefix(3).joined(separator: ", ")))"
+                + (s.externalLinks.count > 3 ? ", …" : "") + "); pass --follow-external-links to scan them\n"
+        }
         if s.unverified > 0 { text += "\(s.unverified) stored tracks are in folders that could not be read this time; they were kept\n" }
         if let aside = s.storeSetAside { text += "The damaged store was moved to \(aside)\n" }
         if !s.unsupportedFiles.isEmpty {
-            text += "Unsupported formats (not analysed): \(s.unsupportedFiles.prefix(3).joined(separator: ", "))"
+            text += "Unsupported formats (not analysed): \(EscapingLogHandler.escaped(s.unsupportedFiles.prefix(3).joined(separator: ", ")))"
                 + (s.unsupportedFiles.count > 3 ? " and \(s.unsupportedFiles.count - 3) more" : "") + "\n"
         }
         let outArgument = explicitOut ? " --out \(shellQuoted(out))" : ""
@@ -274,6 +287,6 @@ func shellQuoted(_ path: String) -> String {
 }
 
 func formatClock(_ seconds: Double) -> String {
-    let s = Int(seconds.rounded())
+    let s = min(max(Int(saturating: seconds.rounded()), 0), 359_999_999)
     return s >= 3600 ? String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) : String(format: "%d:%02d", s / 60, s % 60)
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NaviscanCore
 import NaviscanLibrary
 import NaviscanServer
 import NIOCore
@@ -87,7 +88,7 @@ struct ServeCommand: AsyncParsableCommand {
 
         // Request lines are logged at info: the server logs at info unless told otherwise.
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = EscapingLogHandler(StreamLogHandler.standardError(label: label))
             handler.logLevel = .info
             return handler
         }
@@ -103,6 +104,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             var maintenance = Maintenance()
             maintenance.jobs = jobs
+            maintenance.followExternalLinks = settings.bool(Settings.followExternalLinks) ?? false
             maintenance.rescanInterval = interval > .zero ? interval : nil
             configuration.maintenance = maintenance
         }
@@ -129,7 +131,7 @@ struct ServeCommand: AsyncParsableCommand {
             number = number.dropLast()
         }
         guard let value = Double(number), value >= 0, value.isFinite else { return nil }
-        return .milliseconds(Int64(value * scale * 1000))
+        return .milliseconds(Int64(Int(saturating: value * scale * 1000)))
     }
 
     /// Socket errors in words: which address, what to do.

@@ -1,17 +1,22 @@
-/// Opens the right backend for a file's content (magic bytes), whatever its extension says.
+/// Opens the right backend for a file's content (magic bytes), whatever its extension says. Every
+/// decoder it returns has had its header checked against `StreamLimits` and hands out samples
+/// through `SampleGate`.
 public enum AudioDecoderFactory {
     public static func open(path: String) throws -> AudioDecoder {
-        switch try FormatSniffer.sniff(path: path) {
+        let (format, size) = try FormatSniffer.sniffWithSize(path: path)
+        let decoder: AudioDecoder
+        switch format {
         case .mpegAudio(let layer):
-            return try Mpg123Decoder(path: path, layer: layer)
+            decoder = try Mpg123Decoder(path: path, layer: layer)
         case .flac, .wav, .aiff, .ogg:
-            return try SndFileDecoder(path: path)
+            decoder = try SndFileDecoder(path: path)
         case .ffmpeg:
-            return try FFmpegDecoder(path: path)
+            decoder = try FFmpegDecoder(path: path)
         case .unsupported(let name):
             throw DecodeError.unsupportedCodec(path: path, codec: name)
         case .unknown:
             throw DecodeError.unrecognizedFormat(path: path)
         }
+        return SampleGate(decoder, info: try StreamLimits.check(decoder.info, fileSize: size, path: path), path: path)
     }
 }

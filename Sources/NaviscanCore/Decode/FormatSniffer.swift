@@ -25,6 +25,11 @@ public enum FormatSniffer {
     static let syncSearchBytes = 8192
 
     public static func sniff(path: String) throws -> SniffedFormat {
+        try sniffWithSize(path: path).format
+    }
+
+    /// The format and the file's size in bytes (what `StreamLimits` weighs a header's length against).
+    static func sniffWithSize(path: String) throws -> (format: SniffedFormat, size: Int) {
         let fd: Int32, size: Int
         do { (fd, size) = try RegularFile.open(path).descriptorAndSize } catch {
             switch error {
@@ -45,11 +50,11 @@ public enum FormatSniffer {
             tagEnd = 10 + size + footer
             head = try readBytes(fd: fd, offset: tagEnd, count: 16, path: path)
         }
-        if let format = identifyMagic(head) { return format }
+        if let format = identifyMagic(head) { return (format, size) }
 
         let window = try readBytes(fd: fd, offset: tagEnd, count: syncSearchBytes, path: path)
-        if let layer = MPEGFrameHeader.findStream(in: window) { return .mpegAudio(layer: layer) }
-        return .unknown
+        if let layer = MPEGFrameHeader.findStream(in: window) { return (.mpegAudio(layer: layer), size) }
+        return (.unknown, size)
     }
 
     static func identifyMagic(_ b: [UInt8]) -> SniffedFormat? {

@@ -1,13 +1,12 @@
 import CSndFile
 
-/// FLAC, WAV, AIFF, Ogg Vorbis and Opus through libsndfile; integer formats arrive scaled to [-1, 1].
+/// FLAC, WAV, AIFF, Ogg Vorbis and Opus through libsndfile; integer formats arrive scaled to [-1, 1],
+/// floating-point ones as stored (`SampleGate` checks them).
 public final class SndFileDecoder: AudioDecoder {
     public let info: AudioStreamInfo
     private let path: String
     private var file: OpaquePointer?
     private var framesRead: Int64 = 0
-    /// Floating-point files can hold any float; integer ones cannot leave [-1, 1].
-    private let checksSampleRange: Bool
 
     public init(path: String) throws {
         self.path = path
@@ -28,7 +27,6 @@ public final class SndFileDecoder: AudioDecoder {
         let codec = major == Int(SF_FORMAT_FLAC) ? "flac" : Self.codecName(sub)
         // Vorbis/Opus lengths come from the last granule position: good, but not a header promise.
         let exact = codec != "vorbis" && codec != "opus"
-        checksSampleRange = sub == Int(SF_FORMAT_FLOAT) || sub == Int(SF_FORMAT_DOUBLE)
         var info = AudioStreamInfo(
             sampleRate: Int(sfInfo.samplerate), channels: Int(sfInfo.channels),
             frameCount: exact && sfInfo.frames >= 0 ? Int64(sfInfo.frames) : nil,
@@ -44,7 +42,6 @@ public final class SndFileDecoder: AudioDecoder {
         guard let file else { return 0 }
         let n = sf_readf_float(file, buffer, sf_count_t(maxFrames))
         if n > 0 {
-            if checksSampleRange { try SampleRange.check(buffer, count: Int(n) * info.channels, firstSample: framesRead * Int64(info.channels), path: path) }
             framesRead += Int64(n)
             return Int(n)
         }

@@ -43,7 +43,7 @@ public struct LoudnessHistogram: Sendable, Equatable {
 
     static func bin(of energy: Double) -> Int {
         let position = (LoudnessGating.loudness(energy: energy) - lowestLUFS) / binWidth
-        return min(binCount - 1, max(0, Int(position.rounded(.down))))
+        return min(binCount - 1, max(0, Int(saturating: position.rounded(.down))))
     }
 
     /// The integrated loudness (LUFS) of all the blocks of `histograms` gated together; nil when

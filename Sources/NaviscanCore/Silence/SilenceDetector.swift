@@ -112,7 +112,7 @@ public final class SilenceDetector {
     static func quantize(_ peak: Float) -> UInt16 {
         guard peak > 0 else { return 0 }
         let db = 20 * log10(peak)
-        return UInt16(max(1, min(65_535, ((db + 200) * 100).rounded())))
+        return UInt16(clamping: max(1, Int(saturating: ((db + 200) * 100).rounded())))
     }
 
     static func decibels(_ q: UInt16) -> Float { q == 0 ? -.infinity : Float(q) / 100 - 200 }

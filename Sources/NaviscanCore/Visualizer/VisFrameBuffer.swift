@@ -51,7 +51,7 @@ public final class VisFrameBuffer {
     /// clamped to the file's frames; 0 for a file with no frames.
     public func frameIndex(at time: Double) -> Int {
         guard frameCount > 0, time.isFinite else { return 0 }
-        return Int(min(max((time * fps).rounded(), 0), Double(frameCount - 1)))
+        return min(max(Int(saturating: (time * fps).rounded()), 0), frameCount - 1)
     }
 
     /// Copies frame `index` into `destination` (at least `bandCount` values) as Float in [0, 1].

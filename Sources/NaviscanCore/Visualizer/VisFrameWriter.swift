@@ -45,7 +45,7 @@ public final class VisFrameWriter: VisFrameSink {
             for b in 0..<bands { dst[b] = HalfFloat.bits(from: frame[b]).littleEndian }
         case .uint8:
             let dst = out.assumingMemoryBound(to: UInt8.self)
-            for b in 0..<bands { dst[b] = UInt8(min(max(frame[b], 0), 1) * 255 + 0.5) }
+            for b in 0..<bands { dst[b] = UInt8(clamping: Int(saturating: frame[b] * 255 + 0.5)) }
         }
         buffered += bands * config.encoding.bytesPerValue
         frameCount += 1

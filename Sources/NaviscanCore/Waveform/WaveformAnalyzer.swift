@@ -154,11 +154,14 @@ public final class WaveformAnalyzer {
 public enum WaveformError: Error, Equatable, CustomStringConvertible {
     case badConfig(String)
     case notAWaveform(path: String, reason: String)
+    /// The file exists but could not be read (permission, I/O error), or does not exist.
+    case unreadable(path: String, reason: String)
 
     public var description: String {
         switch self {
         case .badConfig(let why): return why
         case .notAWaveform(let path, let reason): return "\(path) is not a waveform naviscan reads (\(reason)); run the scan again to rewrite it"
+        case .unreadable(let path, let reason): return "\(path) cannot be read (\(reason))"
         }
     }
 }

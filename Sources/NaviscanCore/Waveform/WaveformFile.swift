@@ -52,9 +52,9 @@ public enum WaveformFile {
         return out
     }
 
+    /// Clamped before the conversion: a sample beyond full scale (or one no gate caught) saturates.
     static func quantize(_ x: Float, scale: Float, low: Int, high: Int) -> Int {
-        guard x.isFinite else { return 0 }
-        return min(high, max(low, Int((x * scale).rounded())))
+        min(high, max(low, Int(saturating: (x * scale).rounded())))
     }
 
     /// Writes both files under temporary names, synced (per `durability`) and renamed.
@@ -69,7 +69,7 @@ public enum WaveformFile {
     public static func read(datPath: String, rmsPath: String? = nil) throws -> WaveformData {
         func fail(_ path: String, _ why: String) -> WaveformError { .notAWaveform(path: path, reason: why) }
         let dat: [UInt8]
-        do { dat = [UInt8](try Data(contentsOf: URL(fileURLWithPath: datPath))) } catch { throw fail(datPath, "cannot be read") }
+        do { dat = [UInt8](try Data(contentsOf: URL(fileURLWithPath: datPath))) } catch { throw WaveformError.unreadable(path: datPath, reason: "\(error.localizedDescription)") }
         guard dat.count >= 24 else { throw fail(datPath, "shorter than its header") }
         guard int32(dat, 0) == datVersion else { throw fail(datPath, "version \(int32(dat, 0)), expected 2") }
         let eightBit = uint32(dat, 4) & 1 == 1
@@ -92,7 +92,7 @@ public enum WaveformFile {
         }
         guard let rmsPath else { return data }
         let rms: [UInt8]
-        do { rms = [UInt8](try Data(contentsOf: URL(fileURLWithPath: rmsPath))) } catch { throw fail(rmsPath, "cannot be read") }
+        do { rms = [UInt8](try Data(contentsOf: URL(fileURLWithPath: rmsPath))) } catch { throw WaveformError.unreadable(path: rmsPath, reason: "\(error.localizedDescription)") }
         guard rms.count >= 28, Array(rms[0..<4]) == rmsMagic else { throw fail(rmsPath, "not an RMS sidecar") }
         guard uint32(rms, 4) == rmsVersion else { throw fail(rmsPath, "version \(uint32(rms, 4)), expected 1") }
         guard Int(int32(rms, 8)) == rate, Int(int32(rms, 12)) == spp, Int(uint32(rms, 16)) == length, Int(int32(rms, 20)) == lanes else {

@@ -53,7 +53,9 @@ enum AudioStream {
         return start < size ? .part(start...end) : .unsatisfiable
     }
 
-    static func response(file: LibraryFile, request: Request, context: some RequestContext) async throws -> Response {
+    /// The answer is read from `opened`'s descriptor, never by name again.
+    static func response(opened: OpenedTrackFile, request: Request) throws -> Response {
+        let file = opened.file
         let size = file.size
         var headers: HTTPFields = [.contentType: contentType(of: file.relativePath), .acceptRanges: "bytes"]
         headers[.lastModified] = Date(timeIntervalSince1970: file.mtime).httpDate
@@ -66,13 +68,34 @@ enum AudioStream {
             return response
         case .whole:
             headers[.contentLength] = String(size)
-            let body = size > 0 ? try await FileIO().loadFile(path: file.path, range: 0...Int(size - 1), context: context) : ResponseBody()
-            return Response(status: .ok, headers: headers, body: body)
+            return Response(status: .ok, headers: headers, body: body(opened, 0..<size))
         case .part(let range):
             headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"
             headers[.contentLength] = String(range.count)
-            let body = try await FileIO().loadFile(path: file.path, range: Int(range.lowerBound)...Int(range.upperBound), context: context)
-            return Response(status: .partialContent, headers: headers, body: body)
+            return Response(status: .partialContent, headers: headers,
+                            body: body(opened, range.lowerBound..<(range.upperBound + 1)))
+        }
+    }
+
+    /// The bytes `range` of the open file, 64 kB at a time. A file that shrinks while it is sent
+    /// ends the answer early (the client sees a short body and retries), never with other bytes.
+    private static func body(_ opened: OpenedTrackFile, _ range: Range<Int64>) -> ResponseBody {
+        ResponseBody(contentLength: Int(range.count)) { writer in
+            var offset = range.lowerBound
+            var buffer = ByteBuffer()
+            while offset < range.upperBound {
+                let want = Int(min(range.upperBound - offset, 64 << 10))
+                buffer.clear(minimumCapacity: want)
+                let n = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { bytes in
+                    let n = pread(opened.fd, bytes.baseAddress!, want, off_t(offset))
+                    if n < 0 { throw APIError(status: .internalServerError, message: "cannot read \(opened.file.relativePath): \(String(cString: strerror(errno)))") }
+                    return n
+                }
+                if n == 0 { throw APIError(status: .internalServerError, message: "\(opened.file.relativePath) became shorter while it was sent") }
+                try await writer.write(buffer)
+                offset += Int64(n)
+            }
+            try await writer.finish(nil)
         }
     }
 }

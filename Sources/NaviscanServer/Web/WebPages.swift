@@ -64,7 +64,7 @@ struct WebAssets: Sendable {
 enum WebText {
     static func duration(_ seconds: Double?) -> String {
         guard let seconds, seconds.isFinite, seconds >= 0 else { return "" }
-        let total = Int(seconds.rounded())
+        let total = Int(saturating: seconds.rounded())
         return total >= 3600 ? String(format: "%d:%02d:%02d", total / 3600, total / 60 % 60, total % 60)
             : String(format: "%d:%02d", total / 60, total % 60)
     }

@@ -107,6 +107,8 @@ enum Settings {
                                             "One waveform lane per channel instead of the mono mix.")
     static let albumPerDisc = Setting("album-per-disc", .bool, default: .bool(false),
                                       "Album gain per disc: each disc of a multi-disc album is its own album.")
+    static let followExternalLinks = Setting("follow-external-links", .bool, default: .bool(false),
+                                             "Follow folder symlinks that lead outside the library (a library of links to other disks).")
     static let host = Setting("serve.host", .string, default: .string("127.0.0.1"),
                               "Address `serve` binds; loopback unless told otherwise.")
     static let port = Setting("serve.port", .int, default: .int(8000), "TCP port of `serve`.")
@@ -124,7 +126,7 @@ enum Settings {
     static let analysis: [Setting] = [writeVis, writeDJ, fps, bands, minHz, maxHz, encoding,
                                       referenceLUFS, silenceThreshold, bpmRange, truePeak, albumPerDisc,
                                       waveformPPS, waveformBits, waveformPerChannel]
-    static let all: [Setting] = [library, out, jobs, failOn] + analysis + [host, port, serveJobs, watch, rescanInterval, stream, corsOrigin]
+    static let all: [Setting] = [library, out, jobs, failOn, followExternalLinks] + analysis + [host, port, serveJobs, watch, rescanInterval, stream, corsOrigin]
 
     /// `text` padded to the longest of the settings' `field` (keys and variable names are never cut).
     static func column(_ text: String, _ field: KeyPath<Setting, String>) -> String {
