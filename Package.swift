@@ -73,6 +73,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             // The web page's templates, script and style (installed to share/naviscan/web by `make install`).
             resources: [.copy("Web/Assets")]
@@ -97,7 +98,7 @@ let package = Package(
         // The fuzz target over every reader of untrusted files (scripts/fuzz/README.md, `make fuzz`).
         .executableTarget(
             name: "naviscan-fuzz",
-            dependencies: ["NaviscanCore", "NaviscanTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["NaviscanCore", "NaviscanLibrary", "NaviscanTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
 
         .testTarget(

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import NIOHTTP1
 
 /// Every error leaves the server as `{"error": "..."}` with a fitting status.
 struct APIError: Error, HTTPResponseError {
@@ -50,6 +51,9 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return JSONBody.response(status: .notFound, object: ["error": "no such endpoint: \(request.uri.path)"])
         } catch let error as HTTPError {
             return JSONBody.response(status: error.status, object: ["error": error.body ?? error.status.reasonPhrase])
+        } catch let error as HTTPParserError {
+            // A malformed request (a bad chunk size in a body): Hummingbird answers 400 and closes.
+            throw error
         } catch is NIOTooManyBytesError {
             return JSONBody.response(status: .contentTooLarge, object: ["error": "the request body is larger than this endpoint takes; send fewer paths per request"])
         } catch {

@@ -18,8 +18,14 @@ public struct ConnectionLimits: Sendable {
     public var idleTimeout: TimeAmount = .seconds(30)
     /// From a request head to the end of its body.
     public var requestBodyTimeout: TimeAmount = .seconds(30)
+    /// How long an answer may stay blocked on a client that does not read (the socket's buffers
+    /// full) before the connection is closed and what was held for it is given back.
+    public var writeStallTimeout: TimeAmount = .seconds(20)
     /// The most connections open at once; `effective` lowers it to what the descriptor limit allows.
     public var maxConnections = 4096
+    /// The largest request head (request line and headers) taken; a larger one is answered 431 and
+    /// closed at once. Browsers and players send well under 8 kB.
+    public var maxRequestHeadBytes = 32 << 10
 
     public init() {}
 
@@ -102,9 +108,23 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     private let registry: ConnectionRegistry
     private var phase = Phase.waitingForHead
     private var deadline: Scheduled<Void>?
+    private var stall: Scheduled<Void>?
     private var context: ChannelHandlerContext?
     private var registered = false
     private var lastFour: UInt32 = 0
+    /// Bytes of the current request head seen so far, and of the first request's method token (nil
+    /// once it ended; later requests may arrive pipelined, while an answer is still being written,
+    /// so only the first one is known to start at a read's first byte).
+    private var headBytes = 0
+    private var methodBytes: Int? = 0
+    /// Where the first request's head is: its request line, the start of a header line, inside a
+    /// header's name, or past its colon. Done once the first head has ended.
+    private enum LineState { case requestLine, lineStart, name, value, done }
+    private var line = LineState.requestLine
+    private var refused = false
+    /// The answer went out before its request's body was read to the end (a 413): the bytes that
+    /// follow are that body, not a new head, until the parser reports the request's end.
+    private var bodyPending = false
 
     init(limits: ConnectionLimits, registry: ConnectionRegistry) {
         self.limits = limits
@@ -126,6 +146,19 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.fireChannelInactive()
     }
 
+    /// Answers are written with back-pressure (a writer waits while the socket's buffers are full),
+    /// so a client that never reads holds one chunk and the kernel's buffers; after
+    /// `writeStallTimeout` without the socket draining, it is closed.
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        stall?.cancel()
+        stall = nil
+        if !context.channel.isWritable {
+            let channel = context.channel
+            stall = context.eventLoop.scheduleTask(in: limits.writeStallTimeout) { channel.close(promise: nil) }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
     func handlerRemoved(context: ChannelHandlerContext) {
         stop(context)
         self.context = nil
@@ -134,18 +167,103 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// The end of a request head ("\r\n\r\n") is seen here on the raw bytes: Hummingbird only adds
     /// the HTTP-level handlers once it has decided about a WebSocket upgrade, which on a busy
     /// machine can take longer than the head timeout.
+    ///
+    /// Two answers are given here, before any parser: a head over `maxRequestHeadBytes` gets 431,
+    /// and a request that does not start with a method token (random bytes, a TLS handshake sent
+    /// to the plain port) gets 400; both close the connection at once rather than at a timeout.
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if phase == .waitingForHead {
-            let ended = unwrapInboundIn(data).withUnsafeReadableBytes { bytes in
+        if refused { return }
+        if phase == .waitingForHead && !bodyPending {
+            var verdict = HeadVerdict.incomplete
+            unwrapInboundIn(data).withUnsafeReadableBytes { bytes in
                 for byte in bytes {
+                    headBytes += 1
                     lastFour = lastFour << 8 | UInt32(byte)
-                    if lastFour == 0x0D0A_0D0A { return true }
+                    if let count = methodBytes {
+                        if byte == UInt8(ascii: " ") && count > 0 {
+                            methodBytes = nil
+                        } else if (byte == 0x0D || byte == 0x0A) && count == 0 {
+                            // Empty lines before a request are allowed (RFC 9112 §2.2).
+                        } else if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") && count < 16 {
+                            methodBytes = count + 1
+                        } else {
+                            verdict = .malformed
+                            return
+                        }
+                    } else if !acceptHeadByte(byte) {
+                        verdict = .malformed
+                        return
+                    }
+                    if lastFour == 0x0D0A_0D0A {
+                        verdict = .complete
+                        return
+                    }
+                    if headBytes > limits.maxRequestHeadBytes {
+                        verdict = .tooLarge
+                        return
+                    }
                 }
-                return false
             }
-            if ended { requestHeadReceived() }
+            switch verdict {
+            case .incomplete: break
+            case .complete: requestHeadReceived()
+            case .malformed:
+                refuse(context, status: "400 Bad Request", message: "not an HTTP request; naviscan serve speaks plain HTTP/1.1")
+                return
+            case .tooLarge:
+                refuse(context, status: "431 Request Header Fields Too Large",
+                       message: "the request head is larger than \(limits.maxRequestHeadBytes / 1024) kB")
+                return
+            }
         }
         context.fireChannelRead(data)
+    }
+
+    private enum HeadVerdict { case incomplete, complete, malformed, tooLarge }
+
+    /// The first request's header lines: each a token, a colon and a value without control bytes.
+    /// A head the HTTP parser would reject must be answered here: before the first request has
+    /// been parsed, the WebSocket upgrade step swallows the parser's error and the client would
+    /// wait for a timeout.
+    private func acceptHeadByte(_ byte: UInt8) -> Bool {
+        switch line {
+        case .done:
+            return true
+        case .requestLine, .value:
+            if byte == 0x0A { line = .lineStart; return true }
+            return byte >= 0x20 && byte != 0x7F || byte == 0x09 || byte == 0x0D
+        case .lineStart:
+            if byte == 0x0D { return true }
+            if byte == 0x0A { line = .done; return true }
+            guard Self.isTokenByte(byte) else { return false }
+            line = .name
+            return true
+        case .name:
+            if byte == UInt8(ascii: ":") { line = .value; return true }
+            return Self.isTokenByte(byte)
+        }
+    }
+
+    /// RFC 9110's tchar.
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+
+    /// Answers a request no parser should see, straight onto the socket, and closes.
+    private func refuse(_ context: ChannelHandlerContext, status: String, message: String) {
+        refused = true
+        deadline?.cancel()
+        let body = "{\"error\":\"\(message)\"}"
+        let head = "HTTP/1.1 \(status)\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
+        let channel = context.channel
+        context.writeAndFlush(NIOAny(ByteBuffer(string: head + body))).whenComplete { _ in
+            channel.close(promise: nil)
+        }
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -173,6 +291,8 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     private func stop(_ context: ChannelHandlerContext) {
         deadline?.cancel()
         deadline = nil
+        stall?.cancel()
+        stall = nil
         if registered { registry.closed(context.channel) }
         registered = false
     }
@@ -193,6 +313,11 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func requestEnded() {
+        if bodyPending {
+            bodyPending = false
+            lastFour = 0
+            headBytes = 0
+        }
         guard phase == .readingBody else { return }
         phase = .responding
         deadline?.cancel()
@@ -201,8 +326,10 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     func responseEnded() {
         guard let context, phase != .upgraded else { return }
+        bodyPending = phase == .readingBody
         phase = .waitingForHead
         lastFour = 0
+        headBytes = 0
         registry.setWaiting(context.channel, true)
         arm(limits.idleTimeout, context)
     }

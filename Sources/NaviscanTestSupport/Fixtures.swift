@@ -11,6 +11,14 @@ public enum FixturePaths {
 
     public static func fixture(_ name: String) -> String { fixturesDirectory + "/" + name }
 
+    /// `Fixtures/hostile/` files whose names start with `prefix` ("float-": 1e17/1e30/NaN/Inf float
+    /// samples in WavPack, Matroska and CAF; "rate-": headers stating 0–2 Hz), sorted.
+    public static func hostile(_ prefix: String) -> [String] {
+        let folder = fixturesDirectory + "/hostile"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+            .filter { $0.hasPrefix(prefix) }.sorted().map { folder + "/" + $0 }
+    }
+
     /// A fresh temporary directory, unique per call.
     public static func makeTemporaryDirectory(prefix: String = "naviscan-test") throws -> String {
         let url = FileManager.default.temporaryDirectory

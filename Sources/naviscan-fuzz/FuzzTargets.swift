@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import NaviscanCore
+import NaviscanLibrary
 
 /// One reader the fuzzer drives. `id` is the first byte of every input meant for it (the rest is
 /// the file's content), so a corpus keeps meaning the same target when targets are added.
@@ -24,6 +26,7 @@ enum FuzzTargets {
         FuzzTarget(id: 5, name: "vis-mapped", kind: .vis) { try readAll(VisFrameBuffer(path: $0)) },
         FuzzTarget(id: 6, name: "vis-chunked", kind: .vis) { try readAll(VisFrameFile(path: $0, chunkBytes: 4096)) },
         FuzzTarget(id: 7, name: "profile-json", kind: .profile) { _ = try StoredProfile.read(Data(contentsOf: URL(fileURLWithPath: $0))) },
+        FuzzTarget(id: 8, name: "track-pipeline", kind: .audio) { try TrackPipeline.shared.run($0) },
     ]
 
     static func target(for input: UnsafeRawBufferPointer) -> FuzzTarget? {
@@ -63,6 +66,52 @@ enum FuzzTargets {
             index += try file.readFrames(from: index) { values in
                 precondition(values.allSatisfy { $0 >= 0 && $0 <= 1 }, "a validated file served a value outside [0, 1]")
             }
+        }
+    }
+}
+
+/// The whole path a library file takes: sniff, open, decode, every analyser, every writer (frames,
+/// profile, waveform), the commit to a real SQLite store, and the readers the server answers from
+/// (the chunked frame reader, the stored-profile reader, the waveform reader). A file that fails
+/// must fail as a recorded failure; one that passes must read back as valid.
+final class TrackPipeline {
+    static let shared = TrackPipeline()
+    private let root: String
+    private let processor: TrackProcessor
+    private let store: TrackStore
+    private var count = 0
+
+    private init() {
+        let scratch = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
+        root = scratch + "/naviscan-fuzz-\(getpid())-store"
+        try? FileManager.default.removeItem(atPath: root)
+        let layout = OutputLayout(root: root)
+        try! FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        processor = TrackProcessor(layout: layout, visualizer: VisualizerConfig(), profile: ProfileConfig(),
+                                   durability: .deferred, profileFileWriter: .processor, logger: Logger(label: "fuzz"))
+        store = try! TrackStore(path: layout.databasePath)
+    }
+
+    func run(_ path: String) throws {
+        count += 1
+        var st = stat()
+        guard stat(path, &st) == 0 else { return }
+        let file = LibraryFile(relativePath: "fuzz/\(count % 8).flac", path: path, size: Int64(st.st_size),
+                               mtime: Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) * 1e-9)
+        let outcome = try processor.process(file, previous: try store.track(relativePath: file.relativePath))
+        if let record = outcome.recordToCommit { try store.commit([.save(record)]) }
+        guard case .analysed(let record, _) = outcome else { return }
+        // What the pipeline wrote, the server's readers must accept.
+        let layout = processor.layout
+        do {
+            try FuzzTargets.readAll(VisFrameFile(path: layout.visPath(key: record.key)))
+            let profile = try StoredProfile.read(Data(contentsOf: URL(fileURLWithPath: layout.profilePath(key: record.key))))
+            precondition(profile.duration.isFinite && [profile.lufs, profile.gainDB].allSatisfy { $0?.isFinite ?? true },
+                         "a stored profile holds a non-finite value")
+            let waveform = try WaveformFile.read(datPath: layout.waveformPath(key: record.key), rmsPath: layout.waveformRMSPath(key: record.key))
+            precondition(waveform.minima.allSatisfy { $0 >= -1 && $0 <= 1 }, "a stored waveform holds a value outside [-1, 1]")
+        } catch {
+            preconditionFailure("an analysed track's stored outputs do not read back: \(error)")
         }
     }
 }

@@ -110,4 +110,61 @@ struct HostileInputTests {
             if let lufs = profile.lufs, lufs > 0 { #expect(profile.loudnessNote != nil) }
         }
     }
+
+    @Test("A folder symlink to /proc/self or outside the library is not followed (listed, not walked); --follow-external-links follows the outside one")
+    func symlinksStayInside() throws {
+        let scratch = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-links")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let library = scratch + "/lib", elsewhere = scratch + "/elsewhere"
+        for dir in [library + "/Album", elsewhere] { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+        try AudioFileWriter.write(.sine(frequency: 440, duration: 1), to: library + "/Album/a.wav", format: .wav16)
+        try AudioFileWriter.write(.sine(frequency: 550, duration: 1), to: elsewhere + "/b.wav", format: .wav16)
+        try FileManager.default.createSymbolicLink(atPath: library + "/proc", withDestinationPath: "/proc/self")
+        try FileManager.default.createSymbolicLink(atPath: library + "/Elsewhere", withDestinationPath: elsewhere)
+        try FileManager.default.createSymbolicLink(atPath: library + "/Same Album", withDestinationPath: library + "/Album")
+        let started = Date()
+        let run = try NaviscanProcess.run([library, "--out", scratch + "/out", "--json", "--quiet", "--dj"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(Date().timeIntervalSince(started) < 60)
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(summary["total"] as? Int == 1)
+        #expect(Set(summary["external_links"] as? [String] ?? []) == ["proc", "Elsewhere"])
+        #expect(summary["symlink_loops"] as? Int == 1)
+        let text = try NaviscanProcess.run([library, "--out", scratch + "/out2", "--dj"])
+        #expect(text.stdout.contains("--follow-external-links") || text.stderr.contains("--follow-external-links"), "\(text.stdout)\(text.stderr)")
+
+        try FileManager.default.removeItem(atPath: library + "/proc")
+        let followed = try NaviscanProcess.run([library, "--out", scratch + "/out", "--json", "--quiet", "--dj", "--follow-external-links"])
+        let second = try #require(try JSONSerialization.jsonObject(with: Data(followed.stdout.utf8)) as? [String: Any])
+        #expect(second["total"] as? Int == 2 && second["analysed"] as? Int == 1, "\(followed.stdout)")
+        #expect((second["external_links"] as? [String])?.isEmpty == true)
+    }
+
+    @Test("analyze and a library scan over float files of 1e17/1e30/NaN/Inf and 0–2 Hz headers: clear errors, no signal, the good file analysed")
+    func hostileFilesThroughTheExecutable() throws {
+        let scratch = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-hostile-files")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let hostile = FixturePaths.hostile("float-") + FixturePaths.hostile("rate-")
+        #expect(hostile.count >= 15)
+        for file in FixturePaths.hostile("float-") {
+            let vis = scratch + "/out.vis"
+            let run = try NaviscanProcess.run(["analyze", file, "--dj", "--vis", vis])
+            #expect(run.status == 1, "\(file): \(run.status) \(run.stderr)")
+            #expect(run.stderr.contains(file), "\(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: vis))
+        }
+        let library = scratch + "/lib"
+        try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
+        for file in hostile { try FileManager.default.copyItem(atPath: file, toPath: library + "/" + URL(fileURLWithPath: file).lastPathComponent) }
+        try AudioFileWriter.write(.sine(frequency: 440, duration: 2), to: library + "/good.wav", format: .wav16)
+        let started = Date()
+        let run = try NaviscanProcess.run([library, "--out", scratch + "/out", "--json", "--quiet"])
+        #expect(Date().timeIntervalSince(started) < 60)
+        #expect(run.status == 1, "\(run.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(JSONNumbers.nonFinite(in: summary).isEmpty)
+        let analysable = hostile.filter { !$0.hasSuffix(".caf") }.count + 1   // CAF is not a library extension
+        #expect(summary["total"] as? Int == analysable)
+        #expect(summary["analysed"] as? Int == 1 && summary["failed"] as? Int == analysable - 1, "\(run.stdout)")
+    }
 }

@@ -152,7 +152,7 @@ struct StoreSafetyTests {
         #expect(try consistencyProblems(out: out) == [])
     }
 
-    @Test("An unreadable folder keeps its tracks; a file that failed for permission is retried once readable")
+    @Test("An unreadable folder keeps its tracks; an unreadable file keeps its analysis and is retried once readable")
     func unreadable() throws {
         guard getuid() == 0 else {
             print("skipped: needs root to run the scan as another user (root reads everything)")
@@ -182,6 +182,12 @@ struct StoreSafetyTests {
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: 10)], ofItemAtPath: root + "/" + tracks[0])
         let denied = try scanAsNobody()
         #expect((denied["failures"] as? [[String: Any]])?.first?["relative_path"] as? String == tracks[0])
+        // The unreadable track keeps its earlier analysis: row, profile and frames.
+        let kept = try #require(try TrackStore(path: out + "/naviscan.db").track(relativePath: tracks[0]))
+        #expect(kept.status == .ok && kept.profileJSON != nil && kept.visFingerprint != nil)
+        let keptLayout = OutputLayout(root: out)
+        #expect(FileManager.default.fileExists(atPath: keptLayout.profilePath(key: kept.key)))
+        #expect(FileManager.default.fileExists(atPath: keptLayout.visPath(key: kept.key)))
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: root + "/" + tracks[0])
         let fixed = try scanAsNobody()
         #expect(fixed["analysed"] as? Int == 1 && fixed["failed"] as? Int == 0)

@@ -207,4 +207,104 @@ struct HostileServerTests {
         // The answer is over 40 MB; the server's peak grows by a small fraction of it.
         #expect(peak - before < 24 << 20, "resident before \(before >> 20) MB, peak \(peak >> 20) MB")
     }
+
+    @Test("A deleted frame file answers 404 without a disk path and is re-analysed; a garbage waveform leaves the profile served")
+    func missingAndDamagedSidecars() async throws {
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        let layout = OutputLayout(root: served.data)
+        let (framesTrack, waveformTrack) = (served.tracks[0], served.tracks[2])
+        try FileManager.default.removeItem(atPath: layout.visPath(key: OutputLayout.key(forRelativePath: framesTrack)))
+        try Data(repeating: 0x5A, count: 999).write(to: URL(fileURLWithPath: layout.waveformPath(key: OutputLayout.key(forRelativePath: waveformTrack))))
+        try await served.app().test(.live) { client in
+            for format in ["", "&format=binary"] {
+                try await client.execute(uri: "/visualizer/frames?relative_path=" + query(framesTrack) + format, method: .get) { response in
+                    #expect(response.status == .notFound, "\(format)")
+                    let body = String(buffer: response.body)
+                    #expect(!body.contains(served.scratch) && !body.contains("/vis/"), "\(body)")
+                }
+            }
+            try await client.execute(uri: "/waveform?relative_path=" + query(waveformTrack), method: .get) { response in
+                #expect(response.status == .internalServerError)
+                let body = String(buffer: response.body)
+                #expect(body.contains(waveformTrack) && !body.contains(served.scratch), "\(body)")
+            }
+            // The profile beside the garbage waveform is still served.
+            try await client.execute(uri: "/smart-dj/profile?relative_path=" + query(waveformTrack), method: .get) { response in
+                #expect(response.status == .ok)
+            }
+        }
+        let store = try TrackStore(path: layout.databasePath)
+        #expect(try await store.track(relativePath: waveformTrack)?.profileFingerprint != nil)
+        let options = ScanOptions(library: served.library, output: served.data, visualizer: VisualizerConfig(), profile: ProfileConfig(), jobs: 1)
+        let summary = try LibraryScanner(options: options, logger: Logger(label: "test")).run()
+        #expect(summary.analysed == 2 && summary.unchanged == 1)
+        _ = try WaveformFile.read(datPath: layout.waveformPath(key: OutputLayout.key(forRelativePath: waveformTrack)))
+        #expect(FileManager.default.fileExists(atPath: layout.visPath(key: OutputLayout.key(forRelativePath: framesTrack))))
+    }
+
+    @Test("Oversized or garbage request heads and a malformed chunked body are answered 431/400 and closed at once")
+    func requestLimits() throws {
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        let server = try ServerProcess(data: served.data)
+        let cases: [(String, String, Int)] = [
+            ("80 kB head", "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "a", count: 80_000) + "\r\n\r\n", 431),
+            ("random bytes", "\u{16}\u{03}\u{01}\u{02}\u{00}garbage bytes\r\n\r\n", 400),
+            ("a header line without a name", "GET /health HTTP/1.1\r\nHost: x\r\nnot a header\r\n\r\n", 400),
+            ("a control byte in a header", "GET /health HTTP/1.1\r\nHost: x\r\nX-A: a\u{01}b\r\n\r\n", 400),
+            ("a bad chunk size", "POST /smart-dj/bulk-profiles HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n", 400),
+        ]
+        for (name, request, status) in cases {
+            let socket = try RawSocket(port: server.port, timeout: 5)
+            let started = Date()
+            try socket.send(request)
+            var answer: [UInt8] = []
+            while let bytes = try? socket.receive(), !bytes.isEmpty { answer += bytes }
+            let seconds = Date().timeIntervalSince(started)
+            #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 \(status)"), "\(name): \(String(decoding: answer.prefix(80), as: UTF8.self))")
+            #expect(seconds < 1, "\(name): \(seconds) s")
+        }
+        #expect(try RawSocket(port: server.port).request("GET", "/health").status == 200)
+        #expect(server.isRunning)
+    }
+
+    @Test("A newline in a requested path or a file name is one escaped log line, never a forged one")
+    func logLinesCannotBeForged() throws {
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        let server = try ServerProcess(data: served.data)
+        let forged = "FORGED 2026-01-01T00:00:00+0000 error naviscan.serve: owned"
+        let response = try RawSocket(port: server.port).request("GET", "/smart-dj/profile?relative_path=x.flac%0A" + forged.replacingOccurrences(of: " ", with: "%20"))
+        #expect(response.status == 404)
+        #expect(try RawSocket(port: server.port).request("GET", "/health").status == 200)
+        server.stop()
+        let lines = server.output.split(separator: "\n")
+        #expect(!lines.contains { $0.hasPrefix("FORGED") }, "\(server.output)")
+        #expect(lines.contains { $0.contains("x.flac\\nFORGED") }, "\(server.output)")
+    }
+
+    @Test("serve keeping a library of float files of 1e17/1e30/NaN/Inf and 0–2 Hz headers analysed: it lives, lists them failed, serves the good track")
+    func hostileFilesUnderServe() throws {
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        let hostile = (FixturePaths.hostile("float-") + FixturePaths.hostile("rate-")).filter { !$0.hasSuffix(".caf") }
+        #expect(hostile.count >= 10)
+        try FileManager.default.createDirectory(atPath: served.library + "/Hostile", withIntermediateDirectories: true)
+        for file in hostile {
+            try FileManager.default.copyItem(atPath: file, toPath: served.library + "/Hostile/" + URL(fileURLWithPath: file).lastPathComponent)
+        }
+        let server = try ServerProcess(arguments: ["--library", served.library, "--out", served.data])
+        var health: [String: Any] = [:]
+        let deadline = Date().addingTimeInterval(90)
+        while Date() < deadline {
+            let answer = try RawSocket(port: server.port).request("GET", "/health")
+            health = (try? JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]) ?? [:]
+            if health["failed"] as? Int == hostile.count, health["scan_state"] as? String == "idle" { break }
+            usleep(300_000)
+        }
+        #expect(server.isRunning, "\(server.output)")
+        #expect(health["failed"] as? Int == hostile.count, "\(health)")
+        #expect(try RawSocket(port: server.port).request("GET", "/smart-dj/profile?relative_path=" + query(served.tracks[0])).status == 200)
+    }
 }

@@ -167,9 +167,14 @@ final class ServerProcess {
     }
 
     init(data: String, descriptorLimit: Int? = nil) throws {
+        try self.init(arguments: ["--data", data], descriptorLimit: descriptorLimit)
+    }
+
+    /// `naviscan serve ARGUMENTS --port 0`.
+    init(arguments: [String], descriptorLimit: Int? = nil) throws {
         let limit = descriptorLimit.map { "ulimit -n \($0) && " } ?? ""
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", "\(limit)exec \"$0\" serve --data \"$1\" --port 0", Self.executable, data]
+        process.arguments = ["-c", "\(limit)exec \"$0\" serve \"$@\" --port 0", Self.executable] + arguments
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice

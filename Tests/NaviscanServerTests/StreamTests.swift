@@ -94,6 +94,52 @@ struct StreamTests {
         }
     }
 
+    @Test("A symlink swapped between a track and a file outside the library during 4,000 requests never serves a byte of the outside file")
+    func symlinkSwapRace() async throws {
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        let marker = Array("OUTSIDE-SECRET-".utf8)
+        let outside = served.scratch + "/secret.flac"
+        try Data((0..<4096).map { marker[$0 % marker.count] }).write(to: URL(fileURLWithPath: outside))
+        let inside = served.library + "/" + served.tracks[0]
+        let insideBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: inside)))
+        let link = served.library + "/Other/swap.flac"
+        let toInside = served.library + "/Other/.to-inside", toOutside = served.library + "/Other/.to-outside"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: inside)
+        // Renames of ready-made links over the name: the name always exists, pointing one way or the other.
+        let swapping = SwapFlag()
+        let swapper = Thread {
+            var n = 0
+            while !swapping.stopped {
+                let source = n % 2 == 0 ? toOutside : toInside
+                _ = symlink(n % 2 == 0 ? outside : inside, source)
+                _ = rename(source, link)
+                n += 1
+            }
+        }
+        swapper.start()
+        defer { swapping.stop() }
+        var served200 = 0, refused = 0
+        try await served.app().test(.live) { client in
+            for _ in 0..<4000 {
+                try await client.execute(uri: "/stream?relative_path=Other/swap.flac", method: .get) { response in
+                    let body = Array(buffer: response.body)
+                    #expect(!String(decoding: body, as: UTF8.self).contains("OUTSIDE-SECRET"))
+                    if response.status == .ok {
+                        #expect(body == insideBytes)
+                        served200 += 1
+                    } else {
+                        #expect(response.status == .forbidden || response.status == .notFound, "\(response.status)")
+                        refused += 1
+                    }
+                }
+            }
+        }
+        swapping.stop()
+        // Both sides of the race were reached.
+        #expect(served200 > 0 && refused > 0, "\(served200) served, \(refused) refused")
+    }
+
     @Test("CORS headers only with --cors-origin; HEAD answers every GET endpoint like its GET, without a body")
     func corsAndHead() async throws {
         let served = try ServedLibrary()
@@ -136,4 +182,12 @@ struct StreamTests {
     func parsing(header: String, size: Int, expected: AudioStream.Selection) {
         #expect(AudioStream.selection(range: header, size: Int64(size)) == expected)
     }
+}
+
+/// Tells the swapping thread to stop.
+final class SwapFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var stopped: Bool { lock.lock(); defer { lock.unlock() }; return value }
+    func stop() { lock.lock(); value = true; lock.unlock() }
 }

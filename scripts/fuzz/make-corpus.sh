@@ -11,11 +11,15 @@ seeds=$(mktemp -d)
 trap 'rm -rf "$seeds"' EXIT
 "$FUZZ" --write-seeds "$seeds"
 cp Fixtures/mp3/*.mp3 Fixtures/broken/truncated.mp3 Fixtures/broken/random_bytes.flac "$seeds/"
+# One file of each libavformat container, and the hostile ones (float samples of 1e17/1e30/NaN/Inf,
+# headers stating 0–2 Hz): every backend is reached from the first iteration on.
+cp Fixtures/formats/wavpack.wv Fixtures/formats/opus.mka Fixtures/formats/aac_editlist.m4a Fixtures/hostile/*.* "$seeds/"
+rm -f "$seeds"/*.md
 rm -rf "$OUT"
 mkdir -p "$OUT"
 "$FUZZ" --list | while read -r id name kind; do
     case $kind in
-        audio) extensions="wav flac aiff ogg opus mp3" ;;
+        audio) extensions="wav flac aiff ogg opus mp3 wv mka m4a caf" ;;
         vis) extensions="vis" ;;
         profile) extensions="json" ;;
     esac
