@@ -166,7 +166,7 @@ final class ServerProcess {
         URL(fileURLWithPath: FixturePaths.fixturesDirectory).deletingLastPathComponent().path + "/.build/debug/naviscan"
     }
 
-    init(data: String, descriptorLimit: Int? = nil) throws {
+    convenience init(data: String, descriptorLimit: Int? = nil) throws {
         try self.init(arguments: ["--data", data], descriptorLimit: descriptorLimit)
     }
 

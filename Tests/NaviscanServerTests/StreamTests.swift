@@ -119,22 +119,21 @@ struct StreamTests {
         }
         swapper.start()
         defer { swapping.stop() }
-        var served200 = 0, refused = 0
-        try await served.app().test(.live) { client in
+        let statuses = try await served.app().test(.live) { client -> [HTTPResponse.Status] in
+            var statuses: [HTTPResponse.Status] = []
             for _ in 0..<4000 {
-                try await client.execute(uri: "/stream?relative_path=Other/swap.flac", method: .get) { response in
-                    let body = Array(buffer: response.body)
-                    #expect(!String(decoding: body, as: UTF8.self).contains("OUTSIDE-SECRET"))
-                    if response.status == .ok {
-                        #expect(body == insideBytes)
-                        served200 += 1
-                    } else {
-                        #expect(response.status == .forbidden || response.status == .notFound, "\(response.status)")
-                        refused += 1
-                    }
+                let (status, body) = try await client.execute(uri: "/stream?relative_path=Other/swap.flac", method: .get) {
+                    ($0.status, Array(buffer: $0.body))
                 }
+                #expect(!String(decoding: body, as: UTF8.self).contains("OUTSIDE-SECRET"))
+                if status == .ok { #expect(body == insideBytes) }
+                statuses.append(status)
             }
+            return statuses
         }
+        let served200 = statuses.filter { $0 == .ok }.count
+        let refused = statuses.filter { $0 == .forbidden || $0 == .notFound }.count
+        #expect(served200 + refused == 4000)
         swapping.stop()
         // Both sides of the race were reached.
         #expect(served200 > 0 && refused > 0, "\(served200) served, \(refused) refused")
