@@ -2,6 +2,9 @@
 #include <errno.h>
 #include <unistd.h>
 #include "system_shims.h"
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #ifdef __linux__
 #include <poll.h>
 #include <sys/inotify.h>
@@ -12,6 +15,12 @@ int naviscan_syncfs(int fd) {
     return syncfs(fd);
 #else
     return fsync(fd);
+#endif
+}
+
+void naviscan_release_free_memory(void) {
+#ifdef __GLIBC__
+    malloc_trim(0);
 #endif
 }
 

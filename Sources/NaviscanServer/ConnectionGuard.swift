@@ -63,7 +63,7 @@ private let RLIMIT_NOFILE_VALUE = RLIMIT_NOFILE
 /// Every open connection, with whether it is waiting for a request (and could be closed without
 /// harming anyone). Shared by all event loops, so it is locked.
 final class ConnectionRegistry: Sendable {
-    private struct Entry { let channel: any Channel; let serial: Int; var waiting: Bool }
+    private struct Entry { let channel: any Channel; let serial: Int; var waiting: Bool; let window: WriteWindow }
     private struct State { var entries: [ObjectIdentifier: Entry] = [:]; var serial = 0 }
     private let state = NIOLockedValueBox(State())
     let evictionThreshold: Int
@@ -73,10 +73,10 @@ final class ConnectionRegistry: Sendable {
     var count: Int { state.withLockedValue { $0.entries.count } }
 
     /// Registers a connection; at the threshold, closes the longest-waiting idle one.
-    func opened(_ channel: any Channel) {
+    func opened(_ channel: any Channel, window: WriteWindow) {
         let victim: (any Channel)? = state.withLockedValue { state in
             state.serial += 1
-            state.entries[ObjectIdentifier(channel)] = Entry(channel: channel, serial: state.serial, waiting: true)
+            state.entries[ObjectIdentifier(channel)] = Entry(channel: channel, serial: state.serial, waiting: true, window: window)
             guard state.entries.count > evictionThreshold else { return nil }
             let id = ObjectIdentifier(channel)
             let oldest = state.entries.filter { $0.key != id && $0.value.waiting }.min { $0.value.serial < $1.value.serial }
@@ -94,6 +94,11 @@ final class ConnectionRegistry: Sendable {
     func closed(_ channel: any Channel) {
         _ = state.withLockedValue { $0.entries.removeValue(forKey: ObjectIdentifier(channel)) }
     }
+
+    /// The connection's write window (nil once it has closed).
+    func window(_ channel: any Channel) -> WriteWindow? {
+        state.withLockedValue { $0.entries[ObjectIdentifier(channel)]?.window }
+    }
 }
 
 /// The first handler of every connection, on raw bytes: registers it, and closes it when a request
@@ -109,6 +114,7 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var phase = Phase.waitingForHead
     private var deadline: Scheduled<Void>?
     private var stall: Scheduled<Void>?
+    private let window = WriteWindow()
     private var context: ChannelHandlerContext?
     private var registered = false
     private var lastFour: UInt32 = 0
@@ -267,12 +273,16 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if phase != .upgraded, Self.isSwitchingProtocols(unwrapOutboundIn(data)) {
+        let buffer = unwrapOutboundIn(data)
+        if phase != .upgraded, Self.isSwitchingProtocols(buffer) {
             phase = .upgraded
             deadline?.cancel()
             registry.setWaiting(context.channel, false)
         }
-        context.write(data, promise: promise)
+        let bytes = buffer.readableBytes
+        let written = promise ?? context.eventLoop.makePromise()
+        written.futureResult.whenComplete { [window] _ in window.sent(bytes) }
+        context.write(data, promise: written)
     }
 
     private static let switchingProtocols = Array("HTTP/1.1 101".utf8)
@@ -284,7 +294,7 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     private func start(_ context: ChannelHandlerContext) {
         guard !registered else { return }
         registered = true
-        registry.opened(context.channel)
+        registry.opened(context.channel, window: window)
         arm(limits.requestHeadTimeout, context)
     }
 
@@ -293,7 +303,11 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         deadline = nil
         stall?.cancel()
         stall = nil
-        if registered { registry.closed(context.channel) }
+        window.close()
+        if registered {
+            registry.closed(context.channel)
+            MemoryRelease.soon(on: context.eventLoop)
+        }
         registered = false
     }
 

@@ -58,7 +58,10 @@ public enum NaviscanAPI {
         }
 
         // HEAD answers every GET with the GET's headers and no body.
-        let router = Router(context: BasicWebSocketRequestContext.self, options: .autoGenerateHeadEndpoints)
+        let router = Router(context: NaviscanRequestContext.self, options: .autoGenerateHeadEndpoints)
+        let maxConnections = configuration.limits.effectiveMaxConnections()
+        let registry = ConnectionRegistry(evictionThreshold: configuration.limits.evictionThreshold(maxConnections: maxConnections))
+        let validated = ValidatedFrames()
         if let origin = configuration.corsOrigin {
             // First, so that a preflight OPTIONS is answered before routing.
             router.middlewares.add(CORSMiddleware(allowOrigin: origin == "*" ? .all : .custom(origin),
@@ -169,7 +172,8 @@ public enum NaviscanAPI {
             }
             // Every value is checked before the answer starts: a damaged file is an error answer,
             // never a 200 that breaks off or carries NaN.
-            do { try frames.validatePayload() } catch { throw await damaged(path, .visualizerFrames, error) }
+            do { try validated.validate(frames) } catch { throw await damaged(path, .visualizerFrames, error) }
+            let window = registry.window(context.channel)
             if binary {
                 let total = frames.byteCount
                 return Response(status: .ok, headers: [.contentType: "application/octet-stream", .eTag: etag],
@@ -179,6 +183,7 @@ public enum NaviscanAPI {
                         // 64 kB at a time: with many concurrent answers, what waits in socket
                         // buffers stays small.
                         let bytes = try frames.readBytes(at: offset, maxCount: min(total - offset, 64 << 10))
+                        await window?.reserve(bytes.count)
                         try await writer.write(ByteBuffer(bytes: bytes))
                         offset += bytes.count
                     }
@@ -197,6 +202,7 @@ public enum NaviscanAPI {
                     first += try frames.readFrames(from: start) { values in
                         FramesJSON.appendFrame(values, isFirst: start == 0 && text.isEmpty, to: &text)
                     }
+                    await window?.reserve(text.count)
                     try await writer.write(ByteBuffer(bytes: text))
                 }
                 try await writer.write(ByteBuffer(bytes: FramesJSON.suffix))
@@ -247,7 +253,7 @@ public enum NaviscanAPI {
             let path = try RelativePath.validate(request.uri.queryParameters.get("relative_path"))
             guard let library else { throw APIError(status: .serviceUnavailable, message: "the library root is unknown; start the server with --library") }
             let opened = try await Task.detached { try LibraryTrackFile.open(path, library: library) }.value
-            return try AudioStream.response(opened: opened, request: request)
+            return try AudioStream.response(opened: opened, request: request, window: registry.window(context.channel))
         }
 
         let web = try WebAssets.locate().map { try WebAssets(directory: $0) }
@@ -349,8 +355,6 @@ public enum NaviscanAPI {
             await hub.unregister(id)
         }
 
-        let maxConnections = configuration.limits.effectiveMaxConnections()
-        let registry = ConnectionRegistry(evictionThreshold: configuration.limits.evictionThreshold(maxConnections: maxConnections))
         let limits = configuration.limits
         let webSocketResponder = router.buildResponder()
         let server = HTTPServerBuilder { responder in

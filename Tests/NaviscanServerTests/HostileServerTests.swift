@@ -180,15 +180,7 @@ struct HostileServerTests {
         let served = try ServedLibrary()
         defer { served.cleanUp() }
         let track = served.tracks[0]
-        let file = OutputLayout(root: served.data).visPath(key: OutputLayout.key(forRelativePath: track))
-        var config = VisualizerConfig()
-        config.encoding = .uint8
-        let seconds = 3 * 3600.0
-        let writer = try VisFrameWriter(path: file, config: config)
-        let frame = (0..<64).map { Float($0 % 2) }
-        let frameCount = VisFrameAnalyzer.frameCount(duration: seconds, fps: config.fps)
-        for _ in 0..<frameCount { try frame.withUnsafeBufferPointer { try writer.append($0.baseAddress!) } }
-        try writer.finish(duration: seconds, sourceSampleRate: 44_100, sourceChannels: 2)
+        let frameCount = try Self.writeThreeHourFrames(served, track: track)
 
         let server = try ServerProcess(data: served.data)
         #expect(try RawSocket(port: server.port).request("GET", "/health").status == 200)
@@ -306,5 +298,53 @@ struct HostileServerTests {
         #expect(server.isRunning, "\(server.output)")
         #expect(health["failed"] as? Int == hostile.count, "\(health)")
         #expect(try RawSocket(port: server.port).request("GET", "/smart-dj/profile?relative_path=" + query(served.tracks[0])).status == 200)
+    }
+
+    /// Replaces `track`'s frame file by a generated 3-hour one (uint8, 324,000 frames, 20.7 MB).
+    static func writeThreeHourFrames(_ served: ServedLibrary, track: String) throws -> Int {
+        let file = OutputLayout(root: served.data).visPath(key: OutputLayout.key(forRelativePath: track))
+        var config = VisualizerConfig()
+        config.encoding = .uint8
+        let seconds = 3 * 3600.0
+        let writer = try VisFrameWriter(path: file, config: config)
+        let frame = (0..<64).map { Float($0 % 2) }
+        let frameCount = VisFrameAnalyzer.frameCount(duration: seconds, fps: config.fps)
+        for _ in 0..<frameCount { try frame.withUnsafeBufferPointer { try writer.append($0.baseAddress!) } }
+        try writer.finish(duration: seconds, sourceSampleRate: 44_100, sourceChannels: 2)
+        return frameCount
+    }
+
+    @Test("400 clients that never read a 3-hour track's binary frames: server memory bounded, /health answers, memory given back when they close")
+    func nonReadingClients() throws {
+        raiseOwnDescriptorLimit()
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        let track = served.tracks[0]
+        _ = try Self.writeThreeHourFrames(served, track: track)
+        let server = try ServerProcess(data: served.data)
+        #expect(try RawSocket(port: server.port).request("GET", "/health").status == 200)
+        let before = try server.memory().resident
+        var crowd: [RawSocket] = []
+        for _ in 0..<400 {
+            let socket = try RawSocket(port: server.port, receiveBuffer: 16 << 10)
+            try socket.send("GET /visualizer/frames?format=binary&relative_path=\(query(track)) HTTP/1.1\r\nHost: x\r\n\r\n")
+            crowd.append(socket)
+        }
+        sleep(8)
+        let started = Date()
+        let health = try RawSocket(port: server.port, timeout: 30).request("GET", "/health")
+        let healthSeconds = Date().timeIntervalSince(started)
+        let held = try server.memory()
+        #expect(health.status == 200)
+        #expect(healthSeconds < 5, "/health took \(healthSeconds) s")
+        // About 0.6 MB a client at most (a 256 kB window, a chunk in hand, the reader's chunk);
+        // without the window it was 4–9 MB a client.
+        #expect(held.peak - before < 400 * (1 << 20), "before \(before >> 20) MB, peak \(held.peak >> 20) MB, now \(held.resident >> 20) MB")
+        crowd.removeAll()
+        sleep(4)
+        let after = try server.memory().resident
+        #expect(after - before < 64 << 20, "before \(before >> 20) MB, after closing \(after >> 20) MB")
+        #expect(server.isRunning)
+        print("non-reading clients: before \(before >> 20) MB, peak \(held.peak >> 20) MB, held \(held.resident >> 20) MB, after close \(after >> 20) MB, /health \(healthSeconds) s")
     }
 }

@@ -11,9 +11,13 @@ final class RawSocket {
     private var buffered: [UInt8] = []
 
     /// Connects to 127.0.0.1:`port`; `timeout` bounds the connect and every read.
-    init(port: Int, timeout: Int = 20) throws {
+    /// `receiveBuffer` sets SO_RCVBUF (a client that reads nothing then holds little in the kernel).
+    init(port: Int, timeout: Int = 20, receiveBuffer: Int? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawSocketError("socket: \(String(cString: strerror(errno)))") }
+        if var size = receiveBuffer.map(Int32.init) {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var tv = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))

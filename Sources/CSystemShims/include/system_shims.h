@@ -8,6 +8,10 @@
    of written files and their directory entries durable. Returns 0, or -1 with errno set. */
 int naviscan_syncfs(int fd);
 
+/* Hands memory the allocator holds but no longer uses back to the system (glibc malloc_trim; a
+   no-op elsewhere). */
+void naviscan_release_free_memory(void);
+
 /* Library watching (Linux inotify; on other systems every call fails with ENOSYS, and the server
    falls back to periodic re-scans). */
 

@@ -54,7 +54,7 @@ enum AudioStream {
     }
 
     /// The answer is read from `opened`'s descriptor, never by name again.
-    static func response(opened: OpenedTrackFile, request: Request) throws -> Response {
+    static func response(opened: OpenedTrackFile, request: Request, window: WriteWindow? = nil) throws -> Response {
         let file = opened.file
         let size = file.size
         var headers: HTTPFields = [.contentType: contentType(of: file.relativePath), .acceptRanges: "bytes"]
@@ -68,18 +68,18 @@ enum AudioStream {
             return response
         case .whole:
             headers[.contentLength] = String(size)
-            return Response(status: .ok, headers: headers, body: body(opened, 0..<size))
+            return Response(status: .ok, headers: headers, body: body(opened, 0..<size, window))
         case .part(let range):
             headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"
             headers[.contentLength] = String(range.count)
             return Response(status: .partialContent, headers: headers,
-                            body: body(opened, range.lowerBound..<(range.upperBound + 1)))
+                            body: body(opened, range.lowerBound..<(range.upperBound + 1), window))
         }
     }
 
     /// The bytes `range` of the open file, 64 kB at a time. A file that shrinks while it is sent
     /// ends the answer early (the client sees a short body and retries), never with other bytes.
-    private static func body(_ opened: OpenedTrackFile, _ range: Range<Int64>) -> ResponseBody {
+    private static func body(_ opened: OpenedTrackFile, _ range: Range<Int64>, _ window: WriteWindow?) -> ResponseBody {
         ResponseBody(contentLength: Int(range.count)) { writer in
             var offset = range.lowerBound
             var buffer = ByteBuffer()
@@ -92,6 +92,7 @@ enum AudioStream {
                     return n
                 }
                 if n == 0 { throw APIError(status: .internalServerError, message: "\(opened.file.relativePath) became shorter while it was sent") }
+                await window?.reserve(n)
                 try await writer.write(buffer)
                 offset += Int64(n)
             }
