@@ -109,7 +109,9 @@ final class TrackPipeline {
             precondition(profile.duration.isFinite && [profile.lufs, profile.gainDB].allSatisfy { $0?.isFinite ?? true },
                          "a stored profile holds a non-finite value")
             let waveform = try WaveformFile.read(datPath: layout.waveformPath(key: record.key), rmsPath: layout.waveformRMSPath(key: record.key))
-            precondition(waveform.minima.allSatisfy { $0 >= -1 && $0 <= 1 }, "a stored waveform holds a value outside [-1, 1]")
+            // Full scale reads back as −128/127 from 8 bits and −32768/32767 from 16.
+            precondition((waveform.minima + waveform.maxima).allSatisfy { abs($0) <= 128.0 / 127 },
+                         "a stored waveform holds a value beyond full scale")
         } catch {
             preconditionFailure("an analysed track's stored outputs do not read back: \(error)")
         }

@@ -74,7 +74,8 @@ struct StatusCommand: AsyncParsableCommand {
 
         // Pending: what a plain re-scan would analyse, with the parameters it would use.
         if let libraryRoot = report.library, FileManager.default.fileExists(atPath: libraryRoot),
-           let listing = try? LibraryWalker(root: libraryRoot, excluding: [location.out]).walk() {
+           let listing = try? LibraryWalker(root: libraryRoot, excluding: [location.out],
+                                            followExternalLinks: loaded.settings.bool(Settings.followExternalLinks) ?? false).walk() {
             let settings = loaded.settings
             let analysis = try AnalysisSettings(settings, outputs: AnalysisSettings.outputs(settings))
             let vis = analysis.visualizer.map(AnalysisFingerprint.visualizer)
