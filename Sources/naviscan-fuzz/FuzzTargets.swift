@@ -97,7 +97,7 @@ final class TrackPipeline {
         var st = stat()
         guard stat(path, &st) == 0 else { return }
         let file = LibraryFile(relativePath: "fuzz/\(count % 8).flac", path: path, size: Int64(st.st_size),
-                               mtime: Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) * 1e-9)
+                               mtime: LibraryWalker.modificationTime(st))
         let outcome = try processor.process(file, previous: try store.track(relativePath: file.relativePath))
         if let record = outcome.recordToCommit { try store.commit([.save(record)]) }
         guard case .analysed(let record, _) = outcome else { return }
