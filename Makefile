@@ -18,7 +18,7 @@ FISH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 SYSTEMD_UNITS = $(DESTDIR)$(PREFIX)/lib/systemd/system
 SHARE = $(DESTDIR)$(PREFIX)/share/naviscan
 
-# Prints the Debian runtime packages the installed binary needs (scripts/check-install.sh checks the list).
+# Prints the Debian runtime packages the installed binary needs (scripts/ci/check-install.sh checks the list).
 runtime-packages:
 	@echo $(RUNTIME_PACKAGES)
 
@@ -50,12 +50,12 @@ test: deps
 # waveform where the server has /waveform), the audio loads through /stream with a Range request.
 test-browser: deps browser-deps
 	$(SWIFT) build --product naviscan
-	python3 scripts/browser-test.py .build/debug/naviscan
+	python3 scripts/ci/browser-test.py .build/debug/naviscan
 
 # The same run, keeping a screenshot of each page for the README (docs/screenshots/).
 screenshots: deps browser-deps
 	$(SWIFT) build --product naviscan
-	python3 scripts/browser-test.py .build/debug/naviscan --screenshots docs/screenshots
+	python3 scripts/ci/browser-test.py .build/debug/naviscan --screenshots docs/screenshots
 
 browser-deps:
 	@if ! command -v chromium >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then \
@@ -85,25 +85,25 @@ bench-thresholds: deps
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark thresholds update --metric mallocCountTotal --no-progress
 
 # The speed bar on ../shared/corpus's music against the plain-C floor, per format and source rate
-# (see scripts/speed-bar.sh; scripts/speed-corpus.sh makes the rate and codec copies with sox and ffmpeg).
+# (see scripts/ci/speed-bar.sh; scripts/ci/speed-corpus.sh makes the rate and codec copies with sox and ffmpeg).
 SPEED_BAR_PACKAGES := sox ffmpeg gcc bc
 speed-bar: build
 	@for tool in $(SPEED_BAR_PACKAGES); do command -v $$tool >/dev/null 2>&1 || missing=1; done; \
 	if [ -n "$$missing" ]; then $(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(SPEED_BAR_PACKAGES); fi
-	scripts/speed-bar.sh
+	scripts/ci/speed-bar.sh
 
 # Fuzzes every reader of untrusted files for FUZZ_SECONDS (default 300): libFuzzer when
-# `swiftc -sanitize=fuzzer` links, else the mutation driver (see scripts/fuzz/README.md).
+# `swiftc -sanitize=fuzzer` links, else the mutation driver (see scripts/ci/fuzz/README.md).
 FUZZ_SECONDS ?= 300
 fuzz: deps
-	FUZZ_SECONDS=$(FUZZ_SECONDS) SWIFT=$(SWIFT) scripts/fuzz/run.sh
+	FUZZ_SECONDS=$(FUZZ_SECONDS) SWIFT=$(SWIFT) scripts/ci/fuzz/run.sh
 
 # CI's short fixed-seed pass: the same inputs on every run, so a failure reproduces.
 FUZZ_CHECK_ITERATIONS ?= 3000
 fuzz-check: deps
 	$(SWIFT) build --product naviscan-fuzz
-	scripts/fuzz/make-corpus.sh .build/fuzz-corpus
+	scripts/ci/fuzz/make-corpus.sh .build/fuzz-corpus
 	.build/debug/naviscan-fuzz .build/fuzz-corpus --seed 1 --iterations $(FUZZ_CHECK_ITERATIONS) --artifacts .build/fuzz-artifacts
 
 # The binary, its man page, bash/zsh/fish completions, the systemd units (dist/) and an example
@@ -137,11 +137,11 @@ man: deps
 
 # Installs into a scratch directory, runs the installed binary with the Swift toolchain hidden (a
 # private mount namespace with an empty tmpfs over it), and checks the systemd units with
-# systemd-analyze verify (installed from apt when missing). See scripts/check-install.sh.
+# systemd-analyze verify (installed from apt when missing). See scripts/ci/check-install.sh.
 check-install: deps
 	@command -v systemd-analyze >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq systemd; }
-	scripts/check-install.sh
+	scripts/ci/check-install.sh
 
 clean:
 	rm -rf .build .build-fuzz .build-release Benchmarks/.build $(DEMO_OUT)

@@ -95,7 +95,7 @@ let package = Package(
             ]
         ),
 
-        // The fuzz target over every reader of untrusted files (scripts/fuzz/README.md, `make fuzz`).
+        // The fuzz target over every reader of untrusted files (scripts/ci/fuzz/README.md, `make fuzz`).
         .executableTarget(
             name: "naviscan-fuzz",
             dependencies: ["NaviscanCore", "NaviscanLibrary", "NaviscanTestSupport", .product(name: "Logging", package: "swift-log")]

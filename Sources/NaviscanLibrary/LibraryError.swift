@@ -1,3 +1,6 @@
+import Foundation
+import NaviscanCore
+
 /// Errors that stop a whole scan (per-file problems are recorded, never thrown).
 public enum LibraryError: Error, CustomStringConvertible, Equatable {
     case libraryUnreadable(path: String, reason: String)
@@ -8,6 +11,10 @@ public enum LibraryError: Error, CustomStringConvertible, Equatable {
     case storeDamaged(path: String, reason: String)
     /// The store has schema steps this naviscan does not know.
     case storeFromNewerVersion(path: String, step: String)
+    /// A store opened read-only (a shard being merged) has another schema than this naviscan's.
+    case storeSchemaDiffers(path: String)
+    /// The store or its folder cannot be written (permissions, a read-only mount).
+    case storeUnwritable(path: String, reason: String)
     /// Writing the store failed part-way (disk full, I/O error, read-only): a fault, not a track's.
     case storeFault(path: String, reason: String)
     /// Writing an output file failed (disk full, quota, read-only, I/O error, the folder vanished).
@@ -23,7 +30,7 @@ public enum LibraryError: Error, CustomStringConvertible, Equatable {
     /// and exits with its own status; fixing the cause and running again loses nothing.
     public var isFault: Bool {
         switch self {
-        case .storeDamaged, .storeFromNewerVersion, .storeFault, .outputFault, .mergeSourceUnreadable: return true
+        case .storeDamaged, .storeFromNewerVersion, .storeSchemaDiffers, .storeUnwritable, .storeFault, .outputFault, .mergeSourceUnreadable: return true
         default: return false
         }
     }
@@ -33,15 +40,19 @@ public enum LibraryError: Error, CustomStringConvertible, Equatable {
         case .libraryUnreadable(let path, let reason):
             return "cannot read the library \(path): \(reason)"
         case .outputUnwritable(let path, let reason):
-            return "cannot write the output directory \(path) (\(reason)); if the library is read-only, pass --out DIR to write the results elsewhere"
+            return "cannot write the output directory \(path) (\(reason))"
         case .alreadyRunning(let path, let holder):
-            return "another naviscan (\(holder)) is already writing into \(path); wait for it to finish or use a different --out"
+            return "another naviscan (\(holder)) is already writing into \(path); wait for it to finish"
         case .store(let path, let reason):
             return "the store \(path) cannot be used: \(reason)"
         case .storeDamaged(let path, let reason):
-            return "the store \(path) is damaged (\(reason)); run the scan again with --rebuild-store to set it aside and start a new one (every track is analysed again)"
+            return "the store \(path) is damaged (\(reason))"
         case .storeFromNewerVersion(let path, let step):
-            return "the store \(path) was written by a newer naviscan (schema step '\(step)'); upgrade naviscan, use a different --out, or run with --rebuild-store to set it aside and start a new one"
+            return "the store \(path) was written by a newer naviscan (schema step '\(step)'); upgrade naviscan"
+        case .storeSchemaDiffers(let path):
+            return "the store \(path) was written by another naviscan version (its schema differs)"
+        case .storeUnwritable(let path, let reason):
+            return "cannot write the store \(path): it cannot be written (\(reason)); check the permissions of its folder"
         case .storeFault(let path, let reason):
             return "cannot write the store \(path): \(reason)"
         case .outputFault(let path, let reason):
@@ -52,7 +63,50 @@ public enum LibraryError: Error, CustomStringConvertible, Equatable {
             return "cannot read the shard store \(path): \(reason); scan that shard again into an empty folder, then merge"
         case .shardMismatch(let path, let requested, let recorded):
             let holds = recorded.map { "shard \($0) of the library" } ?? "the whole library"
-            return "\(path) holds \(holds), not shard \(requested); give each shard its own --out (then `naviscan merge` them), or scan without --shard to complete this store"
+            return "\(path) holds \(holds), not shard \(requested)"
+        }
+    }
+}
+
+extension LibraryError {
+    /// The store file a store error is about (nil for the other errors).
+    var storePath: String? {
+        switch self {
+        case .store(let path, _), .storeDamaged(let path, _), .storeFromNewerVersion(let path, _), .storeSchemaDiffers(let path),
+             .storeUnwritable(let path, _), .storeFault(let path, _):
+            return path
+        default:
+            return nil
+        }
+    }
+
+    /// The error as a fault of the output or the store (nil when it is a file's own problem): the
+    /// run stops on these.
+    static func fault(_ error: Error) -> LibraryError? {
+        switch error {
+        case let error as OutputFileError:
+            return .outputFault(path: error.path, reason: OutputFault.advice(code: error.code, fallback: error.reason))
+        case let error as LibraryError:
+            if error.isFault { return error }
+            if case .outputUnwritable(let path, let reason) = error { return .outputFault(path: path, reason: reason) }
+            return nil
+        default:
+            return nil
+        }
+    }
+}
+
+/// Plain words for the errors an output directory meets.
+enum OutputFault {
+    static func advice(code: Int32, fallback: String) -> String {
+        switch code {
+        case ENOSPC: return "the disk is full; free some space and run again"
+        case EDQUOT: return "the disk quota is used up; raise it and run again"
+        case EROFS: return "the file system is read-only; remount it read-write and run again"
+        case EIO: return "an I/O error; check the disk, then run again"
+        case ENOENT: return "the output folder vanished (an unmounted disk?); mount it and run again"
+        case EACCES, EPERM: return "permission denied; make the output folder writable and run again"
+        default: return fallback
         }
     }
 }

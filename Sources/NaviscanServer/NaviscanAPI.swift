@@ -35,10 +35,10 @@ public enum NaviscanAPI {
                                        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
         let layout = OutputLayout(root: configuration.dataDirectory)
         guard FileManager.default.fileExists(atPath: layout.databasePath) else {
-            throw LibraryError.store(path: layout.databasePath, reason: "no store here; run `naviscan scan LIBRARY` first, or pass --out DIR where a scan wrote its results")
+            throw LibraryError.store(path: layout.databasePath, reason: "no store here; scan the library first, or serve the folder a scan wrote its results to")
         }
-        let store = try TrackStore(path: layout.databasePath)
-        let library = try configuration.library ?? store.libraryRoot()
+        let store = try LibraryStore(path: layout.databasePath)
+        let library = try configuration.library ?? store.libraryIdentity().root
         let hub = PushHub()
         let processor = TrackProcessor(layout: layout, visualizer: configuration.visualizer, profile: configuration.profile,
                                        durability: .immediate, profileFileWriter: .processor, logger: logger)
@@ -47,13 +47,15 @@ public enum NaviscanAPI {
         let visSize = VisCacheSize(directory: layout.visDirectory)
         let maintainer = try configuration.maintenance.map { maintenance -> LibraryMaintainer in
             guard let library else {
-                throw LibraryError.store(path: layout.databasePath, reason: "the library is unknown; pass --library to keep it analysed (or --no-watch)")
+                throw LibraryError.store(path: layout.databasePath, reason: "the library is unknown: no scan has recorded it; name the library to keep it analysed, or serve without watching")
             }
             var options = ScanOptions(library: library, output: configuration.dataDirectory, visualizer: configuration.visualizer,
                                       profile: configuration.profile, jobs: maintenance.jobs)
             options.pruneThreshold = maintenance.pruneThreshold
             options.followExternalLinks = maintenance.followExternalLinks
             options.lockOwner = .watch
+            options.parameters = configuration.parameters
+            options.albumPerDisc = configuration.parameters?.albumPerDisc ?? false
             return LibraryMaintainer(options: options, settings: maintenance, precompute: precompute, logger: logger)
         }
 
@@ -77,7 +79,7 @@ public enum NaviscanAPI {
         /// track again, and answered 404 when the file is gone, else 500. Answers name the track,
         /// never a path on the server's disk; a read that failed for a reason that may pass (an I/O
         /// error) marks nothing.
-        @Sendable func damaged(_ path: String, _ output: TrackStore.DamagedOutput, _ error: Error, files: [String] = []) async -> APIError {
+        @Sendable func damaged(_ path: String, _ output: DamagedOutput, _ error: Error, files: [String] = []) async -> APIError {
             let what = output.rawValue
             let missing = StoredOutputError.isMissing(files)
             logger.warning(missing ? "missing stored output" : "damaged stored output",
@@ -85,7 +87,7 @@ public enum NaviscanAPI {
             if !missing, StoredOutputError.isTransient(error) {
                 return APIError(status: .internalServerError, message: "cannot read the stored \(what) of \(path) (an I/O error; the server log names the file); retry later")
             }
-            do { try await store.markDamaged(relativePath: path, output: output) } catch {
+            do { try await store.markNeedsAnalysis(relativePath: path, output: output) } catch {
                 logger.error("could not mark a damaged output", metadata: ["path": "\(path)", "error": "\(error)"])
             }
             if missing {
@@ -249,9 +251,9 @@ public enum NaviscanAPI {
         }
 
         router.get("/stream") { request, context -> Response in
-            guard configuration.stream else { throw APIError.notFound("streaming is turned off on this server (--no-stream)") }
+            guard configuration.stream else { throw APIError.notFound("streaming is turned off on this server") }
             let path = try RelativePath.validate(request.uri.queryParameters.get("relative_path"))
-            guard let library else { throw APIError(status: .serviceUnavailable, message: "the library root is unknown; start the server with --library") }
+            guard let library else { throw APIError(status: .serviceUnavailable, message: "the library root is unknown; start the server with the library named") }
             let opened = try await Task.detached { try LibraryTrackFile.open(path, library: library) }.value
             return try AudioStream.response(opened: opened, request: request, window: registry.window(context.channel))
         }
@@ -307,10 +309,10 @@ public enum NaviscanAPI {
             let body = try await request.body.collect(upTo: 1 << 16)
             let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
             let path = try RelativePath.validate(object?["relative_path"] as? String)
-            guard let library else { throw APIError(status: .serviceUnavailable, message: "the library root is unknown; start the server with --library") }
+            guard let library else { throw APIError(status: .serviceUnavailable, message: "the library root is unknown; start the server with the library named") }
             let file = try await Task.detached { try LibraryTrackFile.resolve(path, library: library) }.value
             if let record = try await store.track(relativePath: path),
-               !PrecomputeQueue.needsAnalysis(file, record, processor: processor) {
+               !precompute.freshness.needsAnalysis(file, record) {
                 return JSONBody.response(status: .accepted, object: ["status": "unchanged", "relative_path": path])
             }
             switch await precompute.enqueue(file) {

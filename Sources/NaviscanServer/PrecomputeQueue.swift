@@ -15,20 +15,23 @@ actor PrecomputeQueue {
 
     nonisolated let capacity: Int
     private let processor: TrackProcessor
-    private let store: TrackStore
+    private let store: LibraryStore
     private let hub: PushHub
     private let layout: OutputLayout
+    /// The scan's own rule: a track the store holds as it would analyse it now is not analysed again.
+    nonisolated let freshness: TrackFreshness
     private let workers: Int
     private var pending: [LibraryFile] = []
     private var states: [String: State] = [:]
     private var running = 0
     private let logger: Logger
 
-    init(processor: TrackProcessor, store: TrackStore, hub: PushHub, workers: Int, capacity: Int = 256, logger: Logger) {
+    init(processor: TrackProcessor, store: LibraryStore, hub: PushHub, workers: Int, capacity: Int = 256, logger: Logger) {
         self.processor = processor
         self.store = store
         self.hub = hub
         layout = processor.layout
+        freshness = TrackFreshness(visualizer: processor.visualizer, profile: processor.profile, layout: processor.layout)
         self.workers = max(1, workers)
         self.capacity = capacity
         self.logger = logger
@@ -62,7 +65,7 @@ actor PrecomputeQueue {
     }
 
     private func run(_ file: LibraryFile) async {
-        let processor = self.processor, store = self.store, layout = self.layout, logger = self.logger
+        let processor = self.processor, store = self.store, layout = self.layout, logger = self.logger, freshness = self.freshness
         // A fault (disk full, store unwritable) records nothing: the client hears of it here.
         let fault = await withCheckedContinuation { (done: CheckedContinuation<String?, Never>) in
             DispatchQueue.global(qos: .utility).async {
@@ -77,10 +80,17 @@ actor PrecomputeQueue {
                 defer { withExtendedLifetime(lock) {} }
                 do {
                     let previous = try store.track(relativePath: file.relativePath)
-                    if let previous, !Self.needsAnalysis(file, previous, processor: processor) { return }
+                    if let previous, !freshness.needsAnalysis(file, previous) { return }
                     let outcome = try processor.process(file, previous: previous)
-                    if let record = outcome.recordToCommit { try store.commit([.save(record)]) }
-                    if case .unreadable(_, let reason) = outcome { fault = reason }
+                    if let record = outcome.recordToCommit {
+                        // The processor synced this track's files itself (durability .immediate).
+                        try StoreWriter.commitNow(.init(changes: [.save(record)]), store: store, flushPath: nil)
+                    }
+                    switch outcome {
+                    case .analysed: try store.updateFailedPaths(adding: [], removing: [file.relativePath])
+                    case .failed: try store.updateFailedPaths(adding: [file.relativePath], removing: [])
+                    case .unreadable(_, let reason): fault = reason
+                    }
                 } catch {
                     fault = "\(error)"
                     logger.warning("precompute failed", metadata: ["path": "\(file.relativePath)", "error": "\(error)"])
@@ -91,13 +101,5 @@ actor PrecomputeQueue {
         running -= 1
         states[file.relativePath] = nil
         startWorkers()
-    }
-
-    /// The scan's own rule: size, mtime, analyser version, parameters and output files.
-    nonisolated static func needsAnalysis(_ file: LibraryFile, _ record: TrackRecord, processor: TrackProcessor) -> Bool {
-        var options = ScanOptions(library: "", output: processor.layout.root, visualizer: processor.visualizer,
-                                  profile: processor.profile, jobs: 1)
-        options.retryFailed = false
-        return ScanPlanner(options: options).needsAnalysis(file, record)
     }
 }

@@ -1,4 +1,5 @@
 import NaviscanCore
+import NaviscanLibrary
 
 /// How `naviscan serve` runs.
 public struct ServerConfiguration: Sendable {
@@ -7,8 +8,8 @@ public struct ServerConfiguration: Sendable {
     /// The library root; when nil, the one the last scan recorded in the store.
     public var library: String?
     /// Loopback unless told otherwise.
-    public var host: String = "127.0.0.1"
-    public var port: Int = 8000
+    public var host: String = Defaults.host
+    public var port: Int = Defaults.port
     /// Worker threads for POST /visualizer/precompute.
     public var precomputeJobs: Int = 1
     /// Tracks waiting for a precompute worker at most; more are answered 503.
@@ -17,6 +18,8 @@ public struct ServerConfiguration: Sendable {
     /// the track up to date.
     public var visualizer = VisualizerConfig()
     public var profile = ProfileConfig()
+    /// The settings that made `visualizer` and `profile`, recorded with each background scan.
+    public var parameters: AnalysisParameters?
     /// How often the store is polled for changes to push over /ws/push.
     public var pollInterval: Duration = .milliseconds(500)
     /// Keeping the library analysed: watch, settle time, periodic re-scans (off unless set; `naviscan
@@ -29,7 +32,7 @@ public struct ServerConfiguration: Sendable {
     /// Timeouts and the connection cap (see docs/hardening.md).
     public var limits = ConnectionLimits()
 
-    public init(dataDirectory: String, library: String? = nil, host: String = "127.0.0.1", port: Int = 8000) {
+    public init(dataDirectory: String, library: String? = nil, host: String = Defaults.host, port: Int = Defaults.port) {
         self.dataDirectory = dataDirectory
         self.library = library
         self.host = host
@@ -42,11 +45,11 @@ public struct Maintenance: Sendable {
     /// Watch the library with inotify (false: periodic re-scans only).
     public var watch = true
     /// Quiet time after the last change before a scan starts.
-    public var settle: Duration = .seconds(3)
+    public var settle: Duration = .seconds(Defaults.settleSeconds)
     /// Full re-scans even without a change; nil for none.
-    public var rescanInterval: Duration? = .seconds(86_400)
+    public var rescanInterval: Duration? = .seconds(Defaults.rescanIntervalSeconds)
     /// The share of stored tracks that may vanish in one scan before the prune guard keeps them.
-    public var pruneThreshold = 0.2
+    public var pruneThreshold = Defaults.pruneThreshold
     /// Worker threads for background scans.
     public var jobs = 1
     /// Follow folder symlinks that lead outside the library.

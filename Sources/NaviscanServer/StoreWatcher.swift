@@ -8,7 +8,7 @@ import ServiceLifecycle
 /// Because it remembers a sequence number, not a time, no commit can slip past it, however many
 /// workers commit and in whatever order they finish.
 struct StoreWatcher: Service {
-    let store: TrackStore
+    let store: LibraryStore
     let hub: PushHub
     let interval: Duration
     let logger: Logger

@@ -78,7 +78,7 @@ final class TrackPipeline {
     static let shared = TrackPipeline()
     private let root: String
     private let processor: TrackProcessor
-    private let store: TrackStore
+    private let store: LibraryStore
     private var count = 0
 
     private init() {
@@ -89,7 +89,7 @@ final class TrackPipeline {
         try! FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         processor = TrackProcessor(layout: layout, visualizer: VisualizerConfig(), profile: ProfileConfig(),
                                    durability: .deferred, profileFileWriter: .processor, logger: Logger(label: "fuzz"))
-        store = try! TrackStore(path: layout.databasePath)
+        store = try! LibraryStore(path: layout.databasePath)
     }
 
     func run(_ path: String) throws {
@@ -99,7 +99,7 @@ final class TrackPipeline {
         let file = LibraryFile(relativePath: "fuzz/\(count % 8).flac", path: path, size: Int64(st.st_size),
                                mtime: LibraryWalker.modificationTime(st))
         let outcome = try processor.process(file, previous: try store.track(relativePath: file.relativePath))
-        if let record = outcome.recordToCommit { try store.commit([.save(record)]) }
+        if let record = outcome.recordToCommit { try StoreWriter.commitNow(.init(changes: [.save(record)]), store: store, flushPath: nil) }
         guard case .analysed(let record, _) = outcome else { return }
         // What the pipeline wrote, the server's readers must accept.
         let layout = processor.layout

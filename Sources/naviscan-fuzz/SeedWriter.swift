@@ -3,7 +3,7 @@ import Logging
 import NaviscanCore
 import NaviscanTestSupport
 
-/// Small valid files of every kind the targets read, for the seed corpus (scripts/fuzz/make-corpus.sh
+/// Small valid files of every kind the targets read, for the seed corpus (scripts/ci/fuzz/make-corpus.sh
 /// adds the committed MP3 fixtures and the target bytes). Short and low-rate so each run is quick.
 enum SeedWriter {
     static func write(to directory: String) throws {

@@ -1,7 +1,7 @@
 import Foundation
 
 // naviscan-fuzz: the readers of untrusted files (format sniffer, every decoder backend, both frame
-// file readers, the stored-profile reader) under mutated input. See scripts/fuzz/README.md.
+// file readers, the stored-profile reader) under mutated input. See scripts/ci/fuzz/README.md.
 //
 //   naviscan-fuzz --write-seeds DIR            small valid files of every kind (for the corpus script)
 //   naviscan-fuzz --list                       the targets: id, name, kind (for the corpus script)
@@ -51,7 +51,7 @@ let corpusDirectory = arguments[1]
 let names = ((try? FileManager.default.contentsOfDirectory(atPath: corpusDirectory)) ?? []).sorted()
 let corpus = names.compactMap { FileManager.default.contents(atPath: corpusDirectory + "/" + $0).map { [UInt8]($0) } }.filter { !$0.isEmpty }
 guard !corpus.isEmpty else {
-    FileHandle.standardError.write(Data("naviscan-fuzz: \(corpusDirectory): no corpus files; run scripts/fuzz/make-corpus.sh first\n".utf8))
+    FileHandle.standardError.write(Data("naviscan-fuzz: \(corpusDirectory): no corpus files; run scripts/ci/fuzz/make-corpus.sh first\n".utf8))
     exit(2)
 }
 let artifacts = value("--artifacts") ?? "."

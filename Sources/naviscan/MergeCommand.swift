@@ -53,7 +53,7 @@ struct MergeCommand: ParsableCommand {
         if sources.contains(StoreLocation.standardized(out)) {
             throw ValidationError("\(out) is both the output and a shard store; merge into another folder")
         }
-        if let missing = shardOuts.first(where: { !FileManager.default.fileExists(atPath: StoreLocation.standardized($0) + "/naviscan.db") }) {
+        if let missing = shardOuts.first(where: { !FileManager.default.fileExists(atPath: OutputLayout(root: StoreLocation.standardized($0)).databasePath) }) {
             throw ValidationError("\(missing) holds no naviscan store (no naviscan.db); give the --out folders of the `naviscan scan --shard K/N` runs")
         }
     }

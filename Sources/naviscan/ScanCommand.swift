@@ -61,8 +61,8 @@ struct ScanCommand: AsyncParsableCommand {
     @Flag(help: "Remove the tracks gone from the library even when the prune guard would keep them.")
     var prune = false
 
-    @Option(help: "Percent of the stored tracks that may vanish in one scan before they are kept instead of removed.")
-    var pruneThreshold: Double = 20
+    @Option(help: ArgumentHelp("Percent of the stored tracks that may vanish in one scan before they are kept instead of removed (default: \(Int(Defaults.pruneThreshold * 100)))."))
+    var pruneThreshold: Double?
 
     @Flag(help: "Set a damaged store aside (naviscan.db.damaged-TIME) and start a new one; every track is analysed again.")
     var rebuildStore = false
@@ -90,7 +90,7 @@ struct ScanCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs must be between 1 and 256, got \(jobs)") }
-        guard (0...100).contains(pruneThreshold) else { throw ValidationError("--prune-threshold is a percentage, 0 to 100; got \(pruneThreshold)") }
+        if let pruneThreshold, !(0...100).contains(pruneThreshold) { throw ValidationError("--prune-threshold is a percentage, 0 to 100; got \(pruneThreshold)") }
         if let failOn, FailurePolicy(rawValue: failOn) == nil { throw ValidationError("--fail-on must be new, any or never, not '\(failOn)'") }
         _ = try resolvedShard()
     }
@@ -122,7 +122,7 @@ struct ScanCommand: AsyncParsableCommand {
         }
         let outputs = AnalysisSettings.outputs(settings)
         let analysis = try AnalysisSettings(settings, outputs: outputs)
-        let jobs = settings.int(Settings.jobs) ?? ProcessInfo.processInfo.activeProcessorCount
+        let jobs = settings.int(Settings.jobs) ?? Defaults.jobs
         guard (1...256).contains(jobs) else { throw CLIError("\(settings.origin(Settings.jobs)) must be between 1 and 256, got \(jobs)") }
         let policyName = settings.string(Settings.failOn) ?? FailurePolicy.new.rawValue
         guard let policy = FailurePolicy(rawValue: policyName) else {
@@ -132,17 +132,17 @@ struct ScanCommand: AsyncParsableCommand {
         if let recorded, !quiet, !force {
             let changes = RecordedParameters.differences(from: recorded, to: parameters)
             if !changes.isEmpty {
-                let count = Self.tracksToReanalyse(databasePath: location.databasePath, analysis: analysis)
+                let count = Self.tracksToReanalyse(databasePath: location.databasePath, analysis: analysis, output: location.out)
                 FileHandle.standardError.write(Data("naviscan: parameters changed (\(changes.joined(separator: ", "))): \(count) tracks will be re-analysed\n".utf8))
             }
         }
 
-        let failedBefore = RecordedParameters.failedPaths(databasePath: location.databasePath)
         var options = ScanOptions(library: libraryPath, output: location.out, visualizer: analysis.visualizer,
                                   profile: analysis.profile, jobs: jobs, force: force)
         options.retryFailed = retryFailed
         options.prune = prune
-        options.pruneThreshold = pruneThreshold / 100
+        if let pruneThreshold { options.pruneThreshold = pruneThreshold / 100 }
+        options.parameters = AnalysisParameters(parameters)
         options.rebuildStore = rebuildStore
         options.shard = try resolvedShard()
         options.albumPerDisc = settings.bool(Settings.albumPerDisc) ?? false
@@ -160,20 +160,9 @@ struct ScanCommand: AsyncParsableCommand {
             throw CLIError(UserMessage.describe(error), code: (error as? LibraryError)?.isFault == true ? 3 : 2)
         }
         reporter?.stop()
-        if let fault = summary.fault {
+        if let fault = summary.faultError.map(UserMessage.describe) ?? summary.fault {
             throw CLIError("stopped: \(fault)\nNothing stored was lost; \(summary.pending) tracks are left to analyse: "
                 + "fix this and run the scan again.", code: 3)
-        }
-        for i in summary.failures.indices where failedBefore.contains(summary.failures[i].relativePath) {
-            summary.failures[i].known = true
-        }
-        // The parameters are recorded once the scan has run, so an interrupted one resumes with them.
-        if let store = try? TrackStore(path: location.databasePath) {
-            try? RecordedParameters.write(parameters, to: store)
-            try? store.setMeta(RecordedParameters.lastScanMetaName, LastScan(summary: summary).json)
-            // An interrupted scan did not look at every file: what failed before still counts as known.
-            let failed = summary.failures.map(\.relativePath) + (summary.interrupted ? Array(failedBefore) : [])
-            try? RecordedParameters.writeFailedPaths(Array(Set(failed)), to: store)
         }
         let counted = summary.failures.filter { policy == .any || (policy == .new && !$0.known) }
         let failing = !counted.isEmpty || summary.interrupted
@@ -190,13 +179,10 @@ struct ScanCommand: AsyncParsableCommand {
     }
 
     /// Tracks whose stored outputs were made with other parameters than `analysis` asks for.
-    static func tracksToReanalyse(databasePath: String, analysis: AnalysisSettings) -> Int {
-        guard let tracks = try? TrackStore(path: databasePath).allTracks() else { return 0 }
-        let vis = analysis.visualizer.map(AnalysisFingerprint.visualizer)
-        let profile = analysis.profile.map(AnalysisFingerprint.profile)
-        return tracks.filter { track in
-            track.status == .ok && ((vis != nil && track.visFingerprint != vis) || (profile != nil && track.profileFingerprint != profile))
-        }.count
+    static func tracksToReanalyse(databasePath: String, analysis: AnalysisSettings, output: String) -> Int {
+        guard let tracks = try? LibraryStore(path: databasePath).allTracks() else { return 0 }
+        let freshness = TrackFreshness(visualizer: analysis.visualizer, profile: analysis.profile, layout: OutputLayout(root: output))
+        return tracks.filter(freshness.parametersDiffer).count
     }
 
     /// First SIGINT/SIGTERM: stop handing out work and finish with a summary. Second: leave at once
@@ -259,27 +245,6 @@ struct ScanCommand: AsyncParsableCommand {
         }
         return text
     }
-}
-
-/// The last scan as the store records it, for `naviscan status`.
-struct LastScan: Codable {
-    var finishedAt: String
-    var analysed: Int
-    var failed: Int
-    var pending: Int
-    var interrupted: Bool
-
-    init(summary: ScanSummary) {
-        finishedAt = TrackProfile.timestamp(Date())
-        analysed = summary.analysed
-        failed = summary.failed
-        pending = summary.pending
-        interrupted = summary.interrupted
-    }
-
-    enum CodingKeys: String, CodingKey { case finishedAt = "finished_at", analysed, failed, pending, interrupted }
-
-    var json: String { String(decoding: (try? JSONEncoder().encode(self)) ?? Data("{}".utf8), as: UTF8.self) }
 }
 
 func shellQuoted(_ path: String) -> String {

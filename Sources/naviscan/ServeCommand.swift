@@ -80,8 +80,8 @@ struct ServeCommand: AsyncParsableCommand {
         // Precompute analyses with the parameters the store's scans recorded.
         let loaded = try await StoreSettings.load(flags: flags, configFile: store.config.path, libraryArgument: nil, command: "serve --library")
         let (location, settings) = (loaded.location, loaded.settings)
-        let host = settings.string(Settings.host) ?? "127.0.0.1"
-        let port = settings.int(Settings.port) ?? 8000
+        let host = settings.string(Settings.host) ?? Defaults.host
+        let port = settings.int(Settings.port) ?? Defaults.port
         guard (0...65_535).contains(port) else { throw CLIError("\(settings.origin(Settings.port)) must be 0…65535, got \(port)") }
         let jobs = settings.int(Settings.serveJobs) ?? 1
         guard (1...64).contains(jobs) else { throw CLIError("\(settings.origin(Settings.serveJobs)) must be 1…64, got \(jobs)") }
@@ -98,7 +98,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.stream = settings.bool(Settings.stream) ?? true
         configuration.corsOrigin = settings.string(Settings.corsOrigin)
         if settings.bool(Settings.watch) ?? true {
-            let text = settings.string(Settings.rescanInterval) ?? "1d"
+            let text = settings.string(Settings.rescanInterval) ?? Defaults.rescanInterval
             guard let interval = Self.interval(text) else {
                 throw CLIError("\(settings.origin(Settings.rescanInterval)) must be a number with s, m, h or d (30m, 6h, 1d), or 0 for none; got '\(text)'")
             }
@@ -110,6 +110,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         configuration.visualizer = try AnalysisSettings.visualizer(settings)
         configuration.profile = try AnalysisSettings.profile(settings)
+        // Background scans record what a plain `naviscan scan` with these settings would.
+        configuration.parameters = AnalysisParameters(AnalysisSettings.recorded(settings, outputs: AnalysisSettings.outputs(settings)))
         do {
             let app = try NaviscanAPI.makeApplication(configuration: configuration, logger: logger) { port in
                 // One plain line, so scripts (and the tests) learn the port when --port 0 picked one.

@@ -39,9 +39,9 @@ struct ShowCommand: AsyncParsableCommand {
         guard FileManager.default.fileExists(atPath: location.databasePath) else {
             throw CLIError("no store at \(location.out); run `naviscan scan LIBRARY` first")
         }
-        let trackStore: TrackStore
-        do { trackStore = try TrackStore(path: location.databasePath) } catch { throw CLIError(UserMessage.describe(error)) }
-        let root = try location.library ?? trackStore.libraryRoot()
+        let trackStore: LibraryStore
+        do { trackStore = try LibraryStore(path: location.databasePath) } catch { throw CLIError(UserMessage.describe(error)) }
+        let root = try location.library ?? trackStore.libraryIdentity().root
         var relative = path
         if let root, absolute.hasPrefix(root + "/") { relative = String(absolute.dropFirst(root.count + 1)) }
         guard let track = try await trackStore.track(relativePath: relative) else {
@@ -79,8 +79,8 @@ struct ShowCommand: AsyncParsableCommand {
     static func enclosingStore(of file: String) -> StoreLocation? {
         var directory = (file as NSString).deletingLastPathComponent
         while !directory.isEmpty {
-            if FileManager.default.fileExists(atPath: directory + "/.naviscan/naviscan.db") {
-                return StoreLocation(library: directory, out: directory + "/.naviscan")
+            if FileManager.default.fileExists(atPath: OutputLayout(root: OutputLayout.defaultRoot(library: directory)).databasePath) {
+                return StoreLocation(library: directory, out: OutputLayout.defaultRoot(library: directory))
             }
             if directory == "/" { break }
             directory = (directory as NSString).deletingLastPathComponent

@@ -37,7 +37,7 @@ struct StatusCommand: AsyncParsableCommand {
         var failed = 0
         var unsupported: Int?
         var pending: Int?
-        var lastScan: LastScan?
+        var lastScan: ScanRecord?
         var parameters: [String: String] = [:]
         var diskBytes: [String: Int64] = [:]
         var failures: [Failure] = []
@@ -55,20 +55,18 @@ struct StatusCommand: AsyncParsableCommand {
         guard FileManager.default.fileExists(atPath: location.databasePath) else {
             throw CLIError("no store at \(location.out); run `naviscan scan LIBRARY` first (or pass --out DIR where a scan wrote its results)")
         }
-        let trackStore: TrackStore
-        do { trackStore = try TrackStore(path: location.databasePath) } catch { throw CLIError(UserMessage.describe(error)) }
+        let trackStore: LibraryStore
+        do { trackStore = try LibraryStore(path: location.databasePath) } catch { throw CLIError(UserMessage.describe(error)) }
         let tracks = try trackStore.allTracks()
         var report = Report(store: location.out)
-        report.library = location.library ?? (try? trackStore.libraryRoot()) ?? nil
+        report.library = location.library ?? (try? trackStore.libraryIdentity().root) ?? nil
         let coverage = try trackStore.shardCoverage()
         report.shards = coverage?.description
         report.analysed = tracks.filter { $0.status == .ok }.count
         let failures = tracks.filter { $0.status == .failed }.sorted { $0.relativePath < $1.relativePath }
         report.failed = failures.count
         report.failures = failures.map { Report.Failure(relativePath: $0.relativePath, reason: $0.errorMessage ?? "failed") }
-        if let text = try trackStore.meta(RecordedParameters.lastScanMetaName) {
-            report.lastScan = try? JSONDecoder().decode(LastScan.self, from: Data(text.utf8))
-        }
+        report.lastScan = try trackStore.lastScan()
         report.parameters = (loaded.recorded ?? [:]).mapValues(\.description)
         report.diskBytes = Self.diskUse(location.out)
 
@@ -78,16 +76,13 @@ struct StatusCommand: AsyncParsableCommand {
                                             followExternalLinks: loaded.settings.bool(Settings.followExternalLinks) ?? false).walk() {
             let settings = loaded.settings
             let analysis = try AnalysisSettings(settings, outputs: AnalysisSettings.outputs(settings))
-            let vis = analysis.visualizer.map(AnalysisFingerprint.visualizer)
-            let profile = analysis.profile.map(AnalysisFingerprint.profile)
+            let freshness = TrackFreshness(visualizer: analysis.visualizer, profile: analysis.profile, layout: OutputLayout(root: location.out))
             let stored = Dictionary(uniqueKeysWithValues: tracks.map { ($0.relativePath, $0) })
             report.unsupported = listing.unsupported.count
             report.pending = listing.files.filter { file in
                 if let coverage, !coverage.contains(relativePath: file.relativePath) { return false }
                 guard let track = stored[file.relativePath] else { return true }
-                if track.size != file.size || track.mtime != file.mtime || track.analyzerVersion != NaviscanVersion.version { return true }
-                if track.status == .failed { return false }
-                return (vis != nil && track.visFingerprint != vis) || (profile != nil && track.profileFingerprint != profile)
+                return freshness.needsAnalysis(file, track)
             }.count
         }
 
@@ -106,7 +101,7 @@ struct StatusCommand: AsyncParsableCommand {
         print(counts)
         if let last = report.lastScan {
             print("last scan:   \(last.finishedAt): \(last.analysed) analysed, \(last.failed) failed"
-                  + (last.interrupted ? ", interrupted with \(last.pending) pending" : ""))
+                  + (last.interrupted ? ", interrupted with \(last.pending) pending" : "") + (last.by.map { " (\($0))" } ?? ""))
         }
         if !report.parameters.isEmpty {
             print("parameters:  " + report.parameters.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
@@ -137,7 +132,7 @@ struct StatusCommand: AsyncParsableCommand {
                     sum += (attributes[.size] as? NSNumber)?.int64Value ?? 0
                 }
                 use[name] = sum
-            } else if name.hasPrefix("naviscan.db") {
+            } else if name.hasPrefix(OutputLayout.databaseFileName) {
                 use["database", default: 0] += (try? fm.attributesOfItem(atPath: path)[.size] as? NSNumber)??.int64Value ?? 0
             }
         }

@@ -60,8 +60,8 @@ struct CommandLineTests {
         let scan = try s.run(["scan", s.library, "--dj", "--no-vis", "-q", "--json", "-j", "1", "--fps", "30"],
                              environment: ["NAVISCAN_JOBS": "2"])
         #expect(scan.status == 0, "\(scan.stderr)")
-        let recorded = try TrackStore(path: s.library + "/.naviscan/naviscan.db").meta("analysis_parameters") ?? ""
-        #expect(recorded.contains("\"fps\":30") && recorded.contains("\"encoding\":\"f16\"") && recorded.contains("\"vis\":false"), "\(recorded)")
+        let recorded = try #require(try LibraryStore(path: s.library + "/.naviscan/naviscan.db").analysisParameters()).values
+        #expect(recorded["fps"] == .int(30) && recorded["encoding"] == .string("f16") && recorded["vis"] == .bool(false), "\(recorded)")
     }
 
     @Test("A bad setting is named where it came from: unknown key, wrong type, missing --config file, bad value")
@@ -95,7 +95,7 @@ struct CommandLineTests {
         let plain = try s.run([s.library, "--json", "-q"])
         #expect(try s.json(plain.stdout)["analysed"] as? Int == 0, "a plain re-scan went back to the defaults")
         let db = s.library + "/.naviscan/naviscan.db"
-        let tracks = try TrackStore(path: db).allTracks()
+        let tracks = try LibraryStore(path: db).allTracks()
         #expect(tracks.count == 3)
         for track in tracks {
             let (lufs, gain) = (try #require(track.lufs), try #require(track.gainDB))
@@ -220,7 +220,7 @@ struct CommandLineTests {
         }.resume()
         answered.wait()
         #expect(status == 202)
-        let store = try TrackStore(path: s.library + "/.naviscan/naviscan.db")
+        let store = try LibraryStore(path: s.library + "/.naviscan/naviscan.db")
         var record: TrackRecord?
         for _ in 0..<200 where record == nil {
             record = try store.track(relativePath: "new.wav")

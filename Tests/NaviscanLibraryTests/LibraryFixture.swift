@@ -77,7 +77,7 @@ struct LibraryFixture {
 /// whose file is still to write (no profile stamp); the profile must then be in the row.
 func consistencyProblems(out: String, pendingProfiles: Bool = false) throws -> [String] {
     let layout = OutputLayout(root: out)
-    let store = try TrackStore(path: layout.databasePath)
+    let store = try LibraryStore(path: layout.databasePath)
     var problems: [String] = []
     var expected: Set<String> = []
     for record in try store.allTracks() where record.status == .ok {

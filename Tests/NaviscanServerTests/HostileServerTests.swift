@@ -34,7 +34,7 @@ struct HostileServerTests {
             // Marked: nothing serves it until a scan has analysed it again.
             try await client.execute(uri: "/visualizer/frames?relative_path=" + query(track), method: .get) { #expect($0.status == .notFound) }
         }
-        let store = try TrackStore(path: layout.databasePath)
+        let store = try LibraryStore(path: layout.databasePath)
         #expect(try await store.track(relativePath: track)?.visFingerprint == nil)
         let options = ScanOptions(library: served.library, output: served.data, visualizer: VisualizerConfig(), profile: ProfileConfig(), jobs: 1)
         let summary = try LibraryScanner(options: options, logger: Logger(label: "test")).run()
@@ -57,7 +57,7 @@ struct HostileServerTests {
         let files = served.tracks.map { layout.visPath(key: OutputLayout.key(forRelativePath: $0)) }
         try FileManager.default.removeItem(atPath: files[0])
         try FileManager.default.createDirectory(atPath: files[0], withIntermediateDirectories: false)
-        var random = SystemRandomNumberGenerator()
+        var random = SeededGenerator(seed: 41)
         try Data((0..<4096).map { _ in UInt8.random(in: 0...255, using: &random) }).write(to: URL(fileURLWithPath: files[1]))
         let whole = try Data(contentsOf: URL(fileURLWithPath: files[2]))
         try whole.prefix(whole.count - 100).write(to: URL(fileURLWithPath: files[2]))
@@ -80,13 +80,13 @@ struct HostileServerTests {
     func brokenStoredProfile() async throws {
         let served = try ServedLibrary()
         defer { served.cleanUp() }
-        let store = try TrackStore(path: OutputLayout(root: served.data).databasePath)
+        let store = try LibraryStore(path: OutputLayout(root: served.data).databasePath)
         var record = try #require(try await store.track(relativePath: served.tracks[1]))
         record.profileJSON = "{\"relative_path\": \"x\", oops"
-        try store.save(record)
+        try store.commitTracks([.save(record)])
         var other = try #require(try await store.track(relativePath: served.tracks[2]))
         other.profileJSON = other.profileJSON!.replacingOccurrences(of: "\"lufs\" : ", with: "\"lufs\" : 2722.0, \"x\" : ")
-        try store.save(other)
+        try store.commitTracks([.save(other)])
         try await served.app().test(.live) { client in
             let uri = "/smart-dj/bulk-profiles?paths=" + served.tracks.map(query).joined(separator: ",")
             try await client.execute(uri: uri, method: .get) { response in
@@ -226,7 +226,7 @@ struct HostileServerTests {
                 #expect(response.status == .ok)
             }
         }
-        let store = try TrackStore(path: layout.databasePath)
+        let store = try LibraryStore(path: layout.databasePath)
         #expect(try await store.track(relativePath: waveformTrack)?.profileFingerprint != nil)
         let options = ScanOptions(library: served.library, output: served.data, visualizer: VisualizerConfig(), profile: ProfileConfig(), jobs: 1)
         let summary = try LibraryScanner(options: options, logger: Logger(label: "test")).run()

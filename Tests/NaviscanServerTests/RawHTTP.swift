@@ -166,9 +166,7 @@ final class ServerProcess {
     private(set) var port = 0
     private let log = LogCollector()
 
-    static var executable: String {
-        URL(fileURLWithPath: FixturePaths.fixturesDirectory).deletingLastPathComponent().path + "/.build/debug/naviscan"
-    }
+    static var executable: String { NaviscanExecutable.path }
 
     convenience init(data: String, descriptorLimit: Int? = nil) throws {
         try self.init(arguments: ["--data", data], descriptorLimit: descriptorLimit)

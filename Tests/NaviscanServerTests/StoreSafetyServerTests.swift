@@ -49,7 +49,7 @@ struct StoreSafetyServerTests {
     func outOfOrderCommits() async throws {
         let served = try ServedLibrary()
         defer { served.cleanUp() }
-        let store = try TrackStore(path: served.data + "/naviscan.db")
+        let store = try LibraryStore(path: served.data + "/naviscan.db")
         try await served.app().test(.live) { client in
             let log = EventLog()
             let socket = try await connectPushClient(client, log: log)
@@ -58,10 +58,10 @@ struct StoreSafetyServerTests {
             var late = try #require(try await store.track(relativePath: served.tracks[0]))
             var early = try #require(try await store.track(relativePath: served.tracks[1]))
             early.changedAt = Date().timeIntervalSince1970
-            try store.save(early)
+            try store.commitTracks([.save(early)])
             try await waitFor(log, [served.tracks[1]])
             late.changedAt = Date().timeIntervalSince1970 - 600
-            try store.save(late)
+            try store.commitTracks([.save(late)])
             try await waitFor(log, [served.tracks[0]])
             let events = await log.messages
             #expect(events.contains { $0.contains(served.tracks[1]) } && events.contains { $0.contains(served.tracks[0]) }, "\(events)")
@@ -128,7 +128,7 @@ struct StoreSafetyServerTests {
         for i in 0..<3 {
             try AudioFileWriter.write(.sine(frequency: 500 + Double(i), duration: 1), to: served.library + "/Other/queued \(i).flac", format: .flac16)
         }
-        let store = try TrackStore(path: served.data + "/naviscan.db")
+        let store = try LibraryStore(path: served.data + "/naviscan.db")
         let before = try #require(try await store.track(relativePath: served.tracks[2]))
         var configuration = ServerConfiguration(dataDirectory: served.data, port: 0)
         configuration.pollInterval = .milliseconds(100)

@@ -89,7 +89,7 @@ struct StreamTests {
         try await served.app(stream: false).test(.live) { client in
             try await client.execute(uri: "/stream?relative_path=" + query(served.tracks[0]), method: .get) { response in
                 #expect(response.status == .notFound)
-                #expect(String(buffer: response.body).contains("--no-stream"))
+                #expect(String(buffer: response.body).contains("streaming is turned off"))
             }
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Writes the onset front end's band levels to a file for the tempo-model scripts
-/// (scripts/tempo-model): little-endian Float32, hops × bands, in the order `OnsetEnvelope` makes
+/// (scripts/lab/tempo-model): little-endian Float32, hops × bands, in the order `OnsetEnvelope` makes
 /// them. The file appears under its name only when `close()` succeeds (temp name, sync, rename).
 public final class OnsetBandDump: OnsetBandObserver {
     public let path: String

@@ -163,7 +163,7 @@ public final class OnsetEnvelope {
 }
 
 /// Sees the onset front end's compressed band levels, hop by hop (for fitting the tempo model:
-/// scripts/tempo-model). `levels` is only valid during the call.
+/// scripts/lab/tempo-model). `levels` is only valid during the call.
 public protocol OnsetBandObserver: AnyObject {
     func observe(levels: UnsafeBufferPointer<Float>)
     /// The track has ended.

@@ -11,7 +11,7 @@ import Foundation
 /// 3. Octave decision: each candidate is scored by a linear model over the autocorrelation of every
 ///    region at ½, 1, 2, 3 and 4 beats (hats that tick at half a beat, kicks and snares at one and two,
 ///    bars at three or four) and a log-tempo prior; the highest score wins. The weights were fitted
-///    with a conditional logit (scripts/tempo-model/) on rendered multi-style grooves plus simple
+///    with a conditional logit (scripts/lab/tempo-model/) on rendered multi-style grooves plus simple
 ///    synthetic drum loops; on a render with instruments not used for fitting they pick the written
 ///    tempo for 87.5 % of clips.
 /// 0. A track whose emphasised onset strength never rises above `minOnsetStrength` at its 99th

@@ -1,23 +1,13 @@
 import Foundation
+import NaviscanLibrary
 import NaviscanCore
 
 /// A value of a setting, typed as the config file and the flags give it.
-enum SettingValue: Equatable, Sendable, CustomStringConvertible {
-    case string(String)
-    case int(Int)
-    case double(Double)
-    case bool(Bool)
+/// A setting's value: the same scalars the store records its analysis parameters as.
+typealias SettingValue = ParameterValue
 
-    var description: String {
-        switch self {
-        case .string(let s): return s
-        case .int(let i): return String(i)
-        case .double(let d): return d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : String(d)
-        case .bool(let b): return b ? "true" : "false"
-        }
-    }
-
-    /// The value as JSON would hold it (for --json output and the store's record).
+extension ParameterValue {
+    /// The value as JSON would hold it (for --json output).
     var jsonObject: Any {
         switch self {
         case .string(let s): return s
@@ -74,9 +64,9 @@ enum Settings {
 
     static let library = Setting("library", .string, default: nil, note: "none; give it on the command line",
                                  "The music library folder.")
-    static let out = Setting("out", .string, default: nil, note: "LIBRARY/.naviscan",
+    static let out = Setting("out", .string, default: nil, note: "LIBRARY/" + OutputLayout.defaultDirectoryName,
                              "Where results go: naviscan.db, profiles/, vis/.")
-    static let jobs = Setting("jobs", .int, default: .int(ProcessInfo.processInfo.activeProcessorCount),
+    static let jobs = Setting("jobs", .int, default: .int(Defaults.jobs),
                               "Worker threads of a scan (one per core).")
     static let writeVis = Setting("vis", .bool, default: nil, note: "both outputs when neither is set",
                                   "Write visualizer frames.")
@@ -105,18 +95,18 @@ enum Settings {
                                       "Seek-bar waveform resolution: 8 or 16 bits.")
     static let waveformPerChannel = Setting("waveform-per-channel", .bool, default: .bool(profile.waveform.perChannel),
                                             "One waveform lane per channel instead of the mono mix.")
-    static let albumPerDisc = Setting("album-per-disc", .bool, default: .bool(false),
+    static let albumPerDisc = Setting(AnalysisParameters.albumPerDiscKey, .bool, default: .bool(false),
                                       "Album gain per disc: each disc of a multi-disc album is its own album.")
     static let followExternalLinks = Setting("follow-external-links", .bool, default: .bool(false),
                                              "Follow folder symlinks that lead outside the library (a library of links to other disks).")
-    static let host = Setting("serve.host", .string, default: .string("127.0.0.1"),
+    static let host = Setting("serve.host", .string, default: .string(Defaults.host),
                               "Address `serve` binds; loopback unless told otherwise.")
-    static let port = Setting("serve.port", .int, default: .int(8000), "TCP port of `serve`.")
+    static let port = Setting("serve.port", .int, default: .int(Defaults.port), "TCP port of `serve`.")
     static let serveJobs = Setting("serve.jobs", .int, default: .int(1),
                                    "Worker threads of `serve` for POST /visualizer/precompute and background scans.")
     static let watch = Setting("serve.watch", .bool, default: .bool(true),
                                "Keep the library analysed while serving: watch it and re-scan what changes.")
-    static let rescanInterval = Setting("serve.rescan-interval", .string, default: .string("1d"),
+    static let rescanInterval = Setting("serve.rescan-interval", .string, default: .string(Defaults.rescanInterval),
                                         "Full re-scan of the library while serving, as 30m, 6h, 1d; 0 for none.")
     static let stream = Setting("serve.stream", .bool, default: .bool(true), "Serve the audio files (GET /stream).")
     static let corsOrigin = Setting("serve.cors-origin", .string, default: nil, note: "no CORS headers",

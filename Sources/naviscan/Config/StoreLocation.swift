@@ -1,4 +1,5 @@
 import Foundation
+import NaviscanLibrary
 
 /// The library and the output directory a command works on: the argument or the `library`
 /// setting, and the `out` setting or LIBRARY/.naviscan.
@@ -6,7 +7,7 @@ struct StoreLocation {
     let library: String?
     let out: String
 
-    var databasePath: String { out + "/naviscan.db" }
+    var databasePath: String { OutputLayout(root: out).databasePath }
 
     static func resolve(libraryArgument: String?, config: EffectiveConfiguration, command: String) throws -> StoreLocation {
         let library = (libraryArgument ?? config.string(Settings.library)).map(standardized)
@@ -14,7 +15,7 @@ struct StoreLocation {
         guard let library else {
             throw CLIError("which library? Give it as `naviscan \(command) ~/Music`, or --out DIR for the results of a scan, or set 'library' in the config file (see `naviscan config`)")
         }
-        return StoreLocation(library: library, out: library + "/.naviscan")
+        return StoreLocation(library: library, out: OutputLayout.defaultRoot(library: library))
     }
 
     static func standardized(_ path: String) -> String {

@@ -1,5 +1,6 @@
 import Foundation
 @testable import NaviscanCore
+import NaviscanTestSupport
 import Testing
 
 @Suite("Polyphase resampler")
@@ -22,7 +23,7 @@ struct PolyphaseResamplerTests {
     }
 
     private func noise(_ count: Int) -> [Float] {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator(seed: 41)
         return (0..<count).map { _ in Float.random(in: -1...1, using: &generator) }
     }
 

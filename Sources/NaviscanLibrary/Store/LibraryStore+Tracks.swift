@@ -1,0 +1,180 @@
+import Foundation
+import GRDB
+import NaviscanCore
+
+/// One change a commit applies: a row written (stamped with the next change sequence) or removed.
+public enum StoreChange: Sendable {
+    case save(TrackRecord)
+    case delete(relativePath: String)
+    /// A track's profile rewritten with its album's new values (the file is written already).
+    case updateProfile(relativePath: String, json: String, stamp: String?)
+    /// An album's new values, recorded with the digest of its members' rows as committed.
+    case saveAlbum(AlbumUpdate)
+}
+
+/// A stored output a reader found damaged or missing.
+public enum DamagedOutput: String, Sendable {
+    case visualizerFrames = "visualizer frames", profile, waveform
+}
+
+extension LibraryStore {
+    // MARK: track writes
+
+    /// Commits `changes` in one transaction; returns the last change sequence assigned. The caller
+    /// has made the files the rows name durable (`StoreWriter` does both, for every writer).
+    @discardableResult
+    public func commitTracks(_ changes: [StoreChange]) throws -> Int64 {
+        try write { db in
+            var seq = try Self.sequence(db)
+            for change in changes {
+                switch change {
+                case .save(var record):
+                    seq += 1
+                    record.seq = seq
+                    try Self.upsert(record, db)
+                    if let tags = record.tags {
+                        try Self.upsert(TrackTagsRecord(relativePath: record.relativePath, tags: tags), db)
+                    }
+                case .delete(let relativePath):
+                    _ = try TrackRecord.deleteOne(db, key: relativePath)
+                case .updateProfile(let relativePath, let json, let stamp):
+                    seq += 1
+                    try db.execute(sql: "UPDATE track SET profile_json = ?, profile_stamp = ?, seq = ?, changed_at = ? WHERE relative_path = ?",
+                                   arguments: [json, stamp, seq, Date().timeIntervalSince1970, relativePath])
+                case .saveAlbum(let album):
+                    try Self.saveAlbum(album, db)
+                }
+            }
+            try Self.storeSequence(seq, db)
+            return seq
+        }
+    }
+
+    /// Inserts the row, or updates it when one with its primary key exists. GRDB's `save` tries the
+    /// update first; a scan mostly adds rows, so the insert goes first here (one encoding, not two).
+    private static func upsert<Record: PersistableRecord>(_ record: Record, _ db: Database) throws {
+        try record.insert(db, onConflict: .ignore)
+        if db.changesCount == 0 { try record.update(db) }
+    }
+
+    /// Marks `relativePaths` as absent but kept (`missing_since`), or present again when `since` is nil.
+    public func markMissing(_ relativePaths: [String], since: Double?) throws {
+        guard !relativePaths.isEmpty else { return }
+        try write { db in
+            for chunk in relativePaths.chunked(500) {
+                try db.execute(sql: "UPDATE track SET missing_since = ? WHERE relative_path IN (\(databaseQuestionMarks(count: chunk.count)))",
+                               arguments: StatementArguments([since] + chunk.map { $0 as DatabaseValueConvertible? }))
+            }
+        }
+    }
+
+    /// A reader found a track's output damaged or missing: forgets that output's fingerprint (and a
+    /// damaged profile's JSON), so nothing serves it any more and the freshness rule analyses the
+    /// track again at the next scan. Only that output: a damaged waveform leaves the profile served
+    /// and clears the row's analyser version instead (the waveform has no fingerprint of its own),
+    /// which the same rule reads as "analyse again".
+    public func markNeedsAnalysis(relativePath: String, output: DamagedOutput) async throws {
+        let columns: String
+        switch output {
+        case .visualizerFrames: columns = "vis_fingerprint = NULL"
+        case .profile: columns = "profile_fingerprint = NULL, profile_json = NULL"
+        case .waveform: columns = "analyzer_version = ''"
+        }
+        try await asyncWrite { try $0.execute(sql: "UPDATE track SET \(columns) WHERE relative_path = ?", arguments: [relativePath]) }
+    }
+
+    // MARK: track reads
+
+    /// Every row, with only what a scan plans from (see `TrackRecord.planningColumns`).
+    public func planningTracks() throws -> [TrackRecord] {
+        try read { db in
+            var records: [TrackRecord] = []
+            records.reserveCapacity(try TrackRecord.fetchCount(db))
+            let rows = try Row.fetchCursor(db, sql: "SELECT \(TrackRecord.planningColumns.joined(separator: ", ")) FROM track")
+            while let row = try rows.next() { records.append(TrackRecord(planningRow: row)) }
+            return records
+        }
+    }
+
+    public func allTracks() throws -> [TrackRecord] {
+        try read { try TrackRecord.fetchAll($0) }
+    }
+
+    public func track(relativePath: String) throws -> TrackRecord? {
+        try read { try TrackRecord.fetchOne($0, key: relativePath) }
+    }
+
+    /// The tags stored with a track (nil when it has no row or was recorded before tags were read).
+    public func tags(relativePath: String) throws -> TrackTags? {
+        try read { try TrackTagsRecord.fetchOne($0, key: relativePath)?.tags }
+    }
+
+    public func count() throws -> Int {
+        try read { try TrackRecord.fetchCount($0) }
+    }
+
+    public func track(relativePath: String) async throws -> TrackRecord? {
+        try await asyncRead { try TrackRecord.fetchOne($0, key: relativePath) }
+    }
+
+    /// Every track with its tags, ordered by path (the web page's library table).
+    public func tracksWithTags() async throws -> [TrackRecord] {
+        try await asyncRead { db in
+            var tags: [String: TrackTags] = [:]
+            for record in try TrackTagsRecord.fetchAll(db) { tags[record.relativePath] = record.tags }
+            var tracks = try TrackRecord.order(Column("relative_path")).fetchAll(db)
+            for i in tracks.indices { tracks[i].tags = tags[tracks[i].relativePath] }
+            return tracks
+        }
+    }
+
+    /// The stored profile JSON of each path that has one.
+    public func profiles(relativePaths: [String]) async throws -> [String: String] {
+        try await asyncRead { db in
+            var found: [String: String] = [:]
+            for chunk in relativePaths.chunked(500) {
+                let rows = try Row.fetchAll(db, sql: "SELECT relative_path, profile_json FROM track WHERE status = 'ok' AND profile_json IS NOT NULL AND relative_path IN (\(databaseQuestionMarks(count: chunk.count)))",
+                                            arguments: StatementArguments(chunk))
+                for row in rows { found[row["relative_path"]] = row["profile_json"] }
+            }
+            return found
+        }
+    }
+
+    public struct Counts: Sendable { public var profiles: Int; public var vis: Int; public var failed: Int }
+
+    public func counts() async throws -> Counts {
+        try await asyncRead { db in
+            Counts(profiles: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM track WHERE status = 'ok' AND profile_fingerprint IS NOT NULL") ?? 0,
+                   vis: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM track WHERE status = 'ok' AND vis_fingerprint IS NOT NULL") ?? 0,
+                   failed: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM track WHERE status = 'failed'") ?? 0)
+        }
+    }
+
+    /// The last change sequence committed.
+    public func latestSequence() throws -> Int64 {
+        try read { try Self.sequence($0) }
+    }
+
+    public func latestSequence() async throws -> Int64 {
+        try await asyncRead { try Self.sequence($0) }
+    }
+
+    /// A row written after some change sequence: what the store watcher pushes.
+    public struct TrackChange: Sendable, Equatable {
+        public var relativePath: String
+        public var seq: Int64
+        public var status: TrackRecord.Status
+        public var error: String?
+    }
+
+    /// Rows written after sequence `after`, in commit order (at most `limit`).
+    public func changes(after: Int64, limit: Int = 1000) async throws -> [TrackChange] {
+        try await asyncRead { db in
+            try Row.fetchAll(db, sql: "SELECT relative_path, seq, status, error_message FROM track WHERE seq > ? ORDER BY seq LIMIT ?",
+                             arguments: [after, limit])
+                .map { TrackChange(relativePath: $0["relative_path"], seq: $0["seq"],
+                                   status: TrackRecord.Status(rawValue: $0["status"]) ?? .failed, error: $0["error_message"]) }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import NaviscanCore
+@testable import NaviscanLibrary
+import NaviscanTestSupport
+import Testing
+
+/// A row as a scan would write it for `path` (no files behind it).
+func storedTrack(_ path: String, size: Int64 = 1000, status: TrackRecord.Status = .ok) -> TrackRecord {
+    var record = TrackRecord(file: LibraryFile(relativePath: path, path: "/music/" + path, size: size, mtime: 1_700_000_000),
+                             key: OutputLayout.key(forRelativePath: path), analyzerVersion: NaviscanVersion.version,
+                             analyzedAt: "2026-01-01T00:00:00Z", changedAt: 0)
+    record.status = status
+    if status == .ok {
+        record.visFingerprint = AnalysisFingerprint.visualizer(VisualizerConfig())
+        record.profileFingerprint = AnalysisFingerprint.profile(ProfileConfig())
+    } else {
+        record.errorMessage = "does not decode"
+        record.failureKind = .file
+    }
+    return record
+}
+
+@Suite("LibraryStore: the one owner of the database, in memory")
+struct LibraryStoreTests {
+    @Test("Each saved row takes the next change sequence; changes(after:) lists them in commit order; a delete removes the row and its tags")
+    func changeSequence() async throws {
+        let store = try LibraryStore.inMemory()
+        #expect(try await store.latestSequence() == 0)
+        var tagged = storedTrack("a.flac")
+        var tags = TrackTags()
+        tags.album = "Album"
+        tagged.tags = tags
+        let last = try store.commitTracks([.save(tagged), .save(storedTrack("b.flac")), .save(storedTrack("c.flac", status: .failed))])
+        #expect(last == 3)
+        #expect(try store.commitTracks([.save(storedTrack("a.flac", size: 2000))]) == 4)
+        let changes = try await store.changes(after: 1)
+        #expect(changes.map(\.relativePath) == ["b.flac", "c.flac", "a.flac"])
+        #expect(changes.map(\.seq) == [2, 3, 4])
+        #expect(changes[1].status == .failed && changes[1].error == "does not decode")
+        #expect(try await store.track(relativePath: "a.flac")?.size == 2000)
+        #expect(try store.tags(relativePath: "a.flac")?.album == "Album")
+
+        try store.commitTracks([.delete(relativePath: "a.flac")])
+        #expect(try await store.track(relativePath: "a.flac") == nil)
+        #expect(try store.tags(relativePath: "a.flac") == nil)
+        #expect(try store.count() == 2)
+        // A delete takes no sequence number: the sequence only moves forward with saved rows.
+        #expect(try await store.latestSequence() == 4)
+        let counts = try await store.counts()
+        #expect(counts.profiles == 1 && counts.vis == 1 && counts.failed == 1)
+    }
+
+    @Test("recordScan keeps parameters, the last scan and the failed paths; an interrupted scan keeps earlier failures; a precompute updates them")
+    func scanRecords() throws {
+        let store = try LibraryStore.inMemory()
+        #expect(try store.lastScan() == nil && store.analysisParameters() == nil && store.failedPaths().isEmpty)
+        var summary = ScanSummary()
+        summary.analysed = 5
+        summary.failures = [ScanFailure(relativePath: "x.mp3", reason: "bad")]
+        let parameters = AnalysisParameters(["fps": .int(60), "encoding": .string("f16"), AnalysisParameters.albumPerDiscKey: .bool(true)])
+        try store.recordScan(ScanRecord(summary: summary, by: .watch), parameters: parameters, failures: ["x.mp3"], interrupted: false)
+        #expect(try store.analysisParameters() == parameters)
+        #expect(try store.analysisParameters()?.albumPerDisc == true)
+        let record = try #require(try store.lastScan())
+        #expect(record.analysed == 5 && record.failed == 1 && record.by == ScanLock.Owner.watch.rawValue)
+        #expect(try store.failedPaths() == ["x.mp3"])
+
+        // Interrupted: it did not look at x.mp3 again, so x.mp3 stays known beside the new failure.
+        summary.interrupted = true
+        try store.recordScan(ScanRecord(summary: summary, by: .scan), parameters: nil, failures: ["y.mp3"], interrupted: true)
+        #expect(try store.failedPaths() == ["x.mp3", "y.mp3"])
+        #expect(try store.analysisParameters() == parameters, "a scan with no parameters leaves the recorded ones")
+        // A finished scan replaces the list.
+        try store.recordScan(ScanRecord(summary: ScanSummary(), by: .scan), parameters: nil, failures: ["y.mp3"], interrupted: false)
+        #expect(try store.failedPaths() == ["y.mp3"])
+
+        try store.updateFailedPaths(adding: ["z.mp3"], removing: ["y.mp3"])
+        #expect(try store.failedPaths() == ["z.mp3"])
+    }
+
+    @Test("The library identity, shard coverage and a merge's record read back as written")
+    func identityAndCoverage() throws {
+        let store = try LibraryStore.inMemory()
+        #expect(try store.libraryIdentity() == LibraryIdentity(root: nil, device: nil))
+        try store.recordLibraryIdentity(root: "/srv/music", device: 2049)
+        #expect(try store.libraryIdentity() == LibraryIdentity(root: "/srv/music", device: 2049))
+        let coverage = ShardSet(try Shard(parsing: "1/4", environment: [:]))
+        try store.recordShardCoverage(coverage)
+        #expect(try store.shardCoverage() == coverage)
+        try store.recordShardCoverage(nil)
+        #expect(try store.shardCoverage() == nil)
+
+        try store.recordScan(ScanRecord(summary: ScanSummary(), by: .scan), parameters: nil, failures: ["keep.mp3", "replace.mp3"], interrupted: false)
+        try store.recordMerge(coverage: coverage, parameters: AnalysisParameters(["fps": .int(30)]),
+                              library: LibraryIdentity(root: "/mnt/music", device: 7),
+                              failures: ["new.mp3"], replacingFailuresOf: { $0 == "replace.mp3" || $0 == "new.mp3" })
+        #expect(try store.failedPaths() == ["keep.mp3", "new.mp3"])
+        #expect(try store.shardCoverage() == coverage)
+        #expect(try store.libraryIdentity().root == "/mnt/music")
+        #expect(try store.analysisParameters()?.values["fps"] == .int(30))
+    }
+
+    @Test("markNeedsAnalysis: a damaged output is forgotten alone, and the freshness rule then asks for a new analysis")
+    func needsAnalysis() async throws {
+        let store = try LibraryStore.inMemory()
+        try store.commitTracks([.save(storedTrack("a.flac")), .save(storedTrack("b.flac")), .save(storedTrack("c.flac"))])
+        var profiled = try #require(try await store.track(relativePath: "b.flac"))
+        profiled.profileJSON = "{}"
+        try store.commitTracks([.save(profiled)])
+        try await store.markNeedsAnalysis(relativePath: "a.flac", output: .waveform)
+        try await store.markNeedsAnalysis(relativePath: "b.flac", output: .profile)
+        try await store.markNeedsAnalysis(relativePath: "c.flac", output: .visualizerFrames)
+        let a = try #require(try await store.track(relativePath: "a.flac"))
+        let b = try #require(try await store.track(relativePath: "b.flac"))
+        let c = try #require(try await store.track(relativePath: "c.flac"))
+        #expect(a.analyzerVersion.isEmpty && a.profileFingerprint != nil && a.visFingerprint != nil)
+        #expect(b.profileFingerprint == nil && b.profileJSON == nil && b.visFingerprint != nil)
+        #expect(c.visFingerprint == nil && c.profileFingerprint != nil)
+
+        var freshness = TrackFreshness(visualizer: VisualizerConfig(), profile: ProfileConfig(), layout: OutputLayout(root: "/nowhere"))
+        freshness.outputStamp = { _, _ in "stamp" }
+        let untouched = storedTrack("d.flac")
+        let file = { (path: String) in LibraryFile(relativePath: path, path: "/music/" + path, size: 1000, mtime: 1_700_000_000) }
+        #expect(!freshness.needsAnalysis(file("d.flac"), untouched))
+        for record in [a, b, c] { #expect(freshness.needsAnalysis(file(record.relativePath), record), "\(record.relativePath)") }
+    }
+
+    @Test("A store opened read-only reads, refuses writes as a fault, and a store of another schema is refused")
+    func readOnly() throws {
+        let scratch = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-store")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let path = scratch + "/naviscan.db"
+        try LibraryStore(path: path).commitTracks([.save(storedTrack("a.flac"))])
+        let reader = try LibraryStore.readOnly(path: path)
+        #expect(try reader.count() == 1)
+        #expect(throws: LibraryError.self) { try reader.commitTracks([.save(storedTrack("b.flac"))]) }
+        do {
+            try reader.commitTracks([.save(storedTrack("b.flac"))])
+        } catch let error as LibraryError {
+            #expect(error.isFault, "\(error)")
+        }
+
+        // A database with no naviscan schema at all (an empty file is an empty SQLite database).
+        #expect(throws: LibraryError.storeSchemaDiffers(path: scratch + "/nothing.db")) {
+            let empty = scratch + "/nothing.db"
+            FileManager.default.createFile(atPath: empty, contents: Data())
+            _ = try LibraryStore.readOnly(path: empty)
+        }
+    }
+}
