@@ -33,7 +33,7 @@ enum JSONBody {
 /// Turns any error (unknown routes, HTTPError, unexpected failures) into the JSON error shape: a
 /// known path asked with the wrong method is 405 with `Allow`, a body over its limit 413.
 struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
-    let allowedMethods: [String: [HTTPRequest.Method]]
+    let routes: RouteTable
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
@@ -41,7 +41,7 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as APIError {
             return JSONBody.response(status: error.status, object: ["error": error.message])
         } catch let error as HTTPError where error.status == .notFound {
-            if let methods = allowedMethods[request.uri.path] {
+            if let methods = routes.methods(of: request.uri.path) {
                 var response = JSONBody.response(status: .methodNotAllowed, object: [
                     "error": "\(request.method) is not allowed on \(request.uri.path); use \(methods.map(\.rawValue).joined(separator: ", "))",
                 ])

@@ -21,8 +21,7 @@ enum LibraryTrackFile {
         if relativePath.split(separator: "/").contains(where: { $0.hasPrefix(".") }) {
             throw APIError.badRequest("\(relativePath): hidden files and folders are not part of the library")
         }
-        let ext = relativePath.split(separator: ".").last.map { $0.lowercased() } ?? ""
-        guard relativePath.contains("."), LibraryWalker.supportedExtensions.contains(ext) else {
+        guard AudioFormat.named(by: relativePath)?.isDecoded == true else {
             throw APIError(status: .unsupportedMediaType, message: "\(relativePath): not an audio type naviscan analyses")
         }
         guard let realLibrary = realPath(library) else {

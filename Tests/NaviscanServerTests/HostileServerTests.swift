@@ -112,10 +112,14 @@ struct HostileServerTests {
                 let body = try json(response.body)
                 #expect(body["error"] is String)
             }
-            for (method, uri) in [(HTTPRequest.Method.delete, "/health"), (.post, "/visualizer/frames"), (.put, "/smart-dj/profile"), (.delete, "/visualizer/precompute")] {
+            // The Allow header lists what the controllers registered for the path.
+            for (method, uri, allow) in [(HTTPRequest.Method.delete, "/health", "GET, HEAD"), (.post, "/visualizer/frames", "GET, HEAD"),
+                                         (.put, "/smart-dj/profile", "GET, HEAD"), (.delete, "/visualizer/precompute", "GET, HEAD, POST"),
+                                         (.put, "/smart-dj/bulk-profiles", "GET, HEAD, POST"), (.post, "/stream", "GET, HEAD"),
+                                         (.delete, "/track", "GET, HEAD"), (.post, "/ws/push", "GET, HEAD")] {
                 try await client.execute(uri: uri, method: method) { response in
                     #expect(response.status == .methodNotAllowed, "\(method) \(uri)")
-                    #expect(response.headers[.allow] != nil)
+                    #expect(response.headers[.allow] == allow, "\(method) \(uri)")
                 }
             }
             let frames = "/visualizer/frames?format=binary&relative_path=" + query(served.tracks[0])

@@ -49,17 +49,9 @@ public struct LibraryListing: Sendable {
 /// Recursive walk of a library: hidden directories and the output directory are skipped, symlinks
 /// are followed once (a directory reached again by any route, by device and inode, is not
 /// re-entered), a folder symlink only when its target lies inside the library's real path unless
-/// `followExternalLinks` says otherwise; candidates are picked by extension here and confirmed by
+/// `followExternalLinks` says otherwise; candidates are picked by extension here (`AudioFormat`) and confirmed by
 /// content when decoded.
 public struct LibraryWalker {
-    public static let supportedExtensions: Set<String> = [
-        "mp3", "flac", "wav", "aif", "aiff", "ogg", "oga", "opus",
-        // libavformat + libavcodec
-        "m4a", "m4b", "mp4", "alac", "wma", "asf", "ape", "wv", "mpc", "mp+", "tta", "mka",
-    ]
-    /// Audio naviscan does not decode: DSD, raw ADTS AAC, bare AC-3/DTS, AMR.
-    public static let otherAudioExtensions: Set<String> = ["aac", "dsf", "dff", "ac3", "dts", "amr"]
-
     public let root: String
     /// Absolute paths never entered (the output directory when it lies inside the library).
     public let excluded: Set<String>
@@ -145,12 +137,11 @@ public struct LibraryWalker {
                     pending.append((path, rel))
                 } else if (st.st_mode & S_IFMT) == S_IFREG {
                     if name.hasPrefix(".") { continue }
-                    guard let dot = name.utf8.lastIndex(of: UInt8(ascii: ".")) else { continue }
-                    let ext = String(name[name.index(after: dot)...]).lowercased()
-                    if Self.supportedExtensions.contains(ext) {
+                    guard let format = AudioFormat.named(by: name) else { continue }
+                    if format.isDecoded {
                         listing.files.append(LibraryFile(relativePath: rel, path: path, size: Int64(st.st_size),
                                                          mtime: Self.modificationTime(st)))
-                    } else if Self.otherAudioExtensions.contains(ext) {
+                    } else {
                         listing.unsupported.append(rel)
                     }
                 }

@@ -139,8 +139,7 @@ final class DirectoryWatch: @unchecked Sendable {
             }
             return
         }
-        let ext = name.split(separator: ".").last.map { $0.lowercased() } ?? ""
-        guard name.contains("."), LibraryWalker.supportedExtensions.contains(ext) else { return }
+        guard AudioFormat.named(by: name)?.isDecoded == true else { return }
         if has(NAVISCAN_WATCH_REMOVED) {
             onChange(.removed(relative))
         } else if has(NAVISCAN_WATCH_CLOSED | NAVISCAN_WATCH_MOVED_IN | NAVISCAN_WATCH_ATTRIBUTES) {

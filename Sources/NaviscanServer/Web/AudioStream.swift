@@ -1,24 +1,16 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NaviscanCore
 import NaviscanLibrary
 
 /// `GET /stream?relative_path=P`: the audio file itself, read-only, with single byte ranges (what
 /// browsers send to seek). The path goes through LibraryTrackFile: lexical rules, no hidden files,
 /// a regular audio file, and its real path inside the library's real path.
 enum AudioStream {
-    /// Content types by extension: what a browser's <audio> needs to pick a decoder.
-    static let contentTypes: [String: String] = [
-        "mp3": "audio/mpeg", "flac": "audio/flac", "wav": "audio/wav", "aif": "audio/aiff", "aiff": "audio/aiff",
-        "ogg": "audio/ogg", "oga": "audio/ogg", "opus": "audio/ogg; codecs=opus", "m4a": "audio/mp4", "m4b": "audio/mp4",
-        "mp4": "audio/mp4", "alac": "audio/mp4", "wma": "audio/x-ms-wma", "asf": "audio/x-ms-asf", "ape": "audio/x-ape",
-        "wv": "audio/x-wavpack", "mpc": "audio/x-musepack", "mp+": "audio/x-musepack", "tta": "audio/x-tta",
-        "mka": "audio/x-matroska",
-    ]
-
+    /// What a browser's <audio> needs to pick a decoder.
     static func contentType(of relativePath: String) -> String {
-        let ext = relativePath.split(separator: ".").last.map { $0.lowercased() } ?? ""
-        return contentTypes[ext] ?? "application/octet-stream"
+        AudioFormat.named(by: relativePath)?.contentType ?? "application/octet-stream"
     }
 
     /// What a Range header asks of a file of `size` bytes.

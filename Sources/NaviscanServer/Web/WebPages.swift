@@ -105,39 +105,33 @@ enum WebText {
     }
 
     /// The profile's fields as label/value pairs, in the order a person reads them.
-    static func profileFields(_ profile: [String: Any]) -> [[String: String]] {
-        func num(_ key: String, _ digits: Int = 2, _ unit: String = "") -> String {
-            number(profile[key] as? Double, digits: digits, unit: unit)
-        }
-        let tags = profile["tags"] as? [String: Any] ?? [:]
+    static func profileFields(_ profile: TrackProfile) -> [[String: String]] {
+        func num(_ value: Double?, _ digits: Int = 2, _ unit: String = "") -> String { number(value, digits: digits, unit: unit) }
         var fields: [(String, String)] = [
-            ("Title", tags["title"] as? String ?? ""), ("Artist", tags["artist"] as? String ?? ""),
-            ("Album", tags["album"] as? String ?? ""),
-            ("Duration", duration(profile["duration"] as? Double) + " (" + num("duration", 3, " s") + ")"),
-            ("Tempo", (profile["bpm"] as? Double).map { String(format: "%.2f BPM, confidence %.2f", $0, profile["bpm_confidence"] as? Double ?? 0) } ?? "no steady beat"),
-            ("First beat", num("first_beat", 3, " s")),
-            ("Sound starts (leading silence ends)", num("silence_end", 3, " s")),
-            ("Sound ends (trailing silence starts)", num("silence_start", 3, " s")),
-            ("Loudness", num("lufs", 2, " LUFS")), ("Loudness range", num("loudness_range", 2, " LU")),
-            ("Sample peak", num("peak_db", 2, " dBFS")), ("True peak", num("true_peak_db", 2, " dBTP")),
-            ("Gain to reference", num("gain_db", 2, " dB") + " (reference " + num("reference_lufs", 1, " LUFS") + ")"),
-            ("Stream", [profile["codec"] as? String, (profile["sample_rate"] as? Int).map { "\($0) Hz" },
-                        (profile["channels"] as? Int).map { $0 == 1 ? "mono" : "\($0) channels" }].compactMap { $0 }.joined(separator: ", ")),
-            ("Analysed", profile["analyzed_at"] as? String ?? ""),
+            ("Title", profile.tags?.title ?? ""), ("Artist", profile.tags?.artist ?? ""), ("Album", profile.tags?.album ?? ""),
+            ("Duration", duration(profile.duration) + " (" + num(profile.duration, 3, " s") + ")"),
+            ("Tempo", profile.bpm.map { String(format: "%.2f BPM, confidence %.2f", $0, profile.bpmConfidence) } ?? "no steady beat"),
+            ("First beat", num(profile.firstBeat, 3, " s")),
+            ("Sound starts (leading silence ends)", num(profile.silenceEnd, 3, " s")),
+            ("Sound ends (trailing silence starts)", num(profile.silenceStart, 3, " s")),
+            ("Loudness", num(profile.lufs, 2, " LUFS")), ("Loudness range", num(profile.loudnessRange, 2, " LU")),
+            ("Sample peak", num(profile.peakDB, 2, " dBFS")), ("True peak", num(profile.truePeakDB, 2, " dBTP")),
+            ("Gain to reference", num(profile.gainDB, 2, " dB") + " (reference " + num(profile.referenceLUFS, 1, " LUFS") + ")"),
+            ("Stream", [profile.codec, "\(profile.sampleRate) Hz", profile.channels == 1 ? "mono" : "\(profile.channels) channels"]
+                .filter { !$0.isEmpty }.joined(separator: ", ")),
+            ("Analysed", profile.analyzedAt),
         ]
-        if let note = profile["loudness_note"] as? String { fields.append(("Loudness note", note)) }
-        if let gain = profile["replay_gain"] as? [String: Any] {
-            let parts = ["trackGain", "trackPeak", "albumGain", "albumPeak"].compactMap { key in
-                (gain[key] as? Double).map { "\(key) \(String(format: "%.2f", $0))" }
-            }
+        if let note = profile.loudnessNote { fields.append(("Loudness note", note)) }
+        if let gain = profile.replayGain {
+            let parts = [("trackGain", gain.trackGain), ("trackPeak", gain.trackPeak), ("albumGain", gain.albumGain), ("albumPeak", gain.albumPeak)]
+                .compactMap { key, value in value.map { "\(key) \(String(format: "%.2f", $0))" } }
             fields.append(("ReplayGain", parts.joined(separator: ", ")))
         }
         let outros = ["fade_out": "fades out", "cold_end": "ends cold (stops from loud)", "silence_tail": "ends in a silent tail"]
-        if let outro = profile["outro"] as? String { fields.append(("Outro", outros[outro] ?? outro)) }
-        fields.append(("Music audibly ends", num("audible_end", 3, " s")))
-        for (label, key) in [("Start ramp (dB seconds)", "start_ramp"), ("End ramp (dB seconds before the end)", "end_ramp")] {
-            if let ramp = profile[key] as? String { fields.append((label, ramp)) }
-        }
+        if let outro = profile.outro?.rawValue { fields.append(("Outro", outros[outro] ?? outro)) }
+        fields.append(("Music audibly ends", num(profile.audibleEnd, 3, " s")))
+        if let ramp = profile.startRamp { fields.append(("Start ramp (dB seconds)", ramp)) }
+        if let ramp = profile.endRamp { fields.append(("End ramp (dB seconds before the end)", ramp)) }
         return fields.filter { !$0.1.isEmpty }.map { ["label": $0.0, "value": $0.1] }
     }
 }

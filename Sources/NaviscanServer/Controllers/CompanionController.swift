@@ -1,0 +1,83 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import NaviscanCore
+import NIOCore
+
+/// The Navidrome companion API: DJ profiles one at a time or in bulk, and the push socket that
+/// announces each track as it is analysed.
+///
+///     GET  /smart-dj/profile?relative_path=P
+///     GET  /smart-dj/bulk-profiles?paths=P1,P2     (also repeated paths=, or POST a JSON array / {"paths": […]})
+///     WS   /ws/push                                 ({"event": "track_analyzed", "relative_path": P})
+struct CompanionController {
+    /// The largest POST body /smart-dj/bulk-profiles takes (10,000 long paths fit); more is 413.
+    static let bulkBodyLimit = 4 << 20
+    static let bulkPathLimit = 10_000
+
+    let services: ServerServices
+
+    func addRoutes(to routes: Routes) {
+        routes.get("/smart-dj/profile") { request, _ in
+            try await profile(RelativePath.validate(request.uri.queryParameters.get("relative_path")))
+        }
+        routes.get("/smart-dj/bulk-profiles") { request, _ in
+            let values = request.uri.queryParameters.getAll("paths")
+            guard !values.isEmpty else { throw APIError.badRequest("paths is required (comma-separated, repeated, or POST a JSON array)") }
+            return try await bulk(values.flatMap { $0.split(separator: ",").map(String.init) })
+        }
+        routes.post("/smart-dj/bulk-profiles") { request, _ in
+            let body = try await request.body.collect(upTo: Self.bulkBodyLimit)
+            let object = try? JSONSerialization.jsonObject(with: Data(buffer: body))
+            guard let paths = (object as? [String]) ?? ((object as? [String: Any])?["paths"] as? [String]) else {
+                throw APIError.badRequest("the body must be a JSON array of paths or {\"paths\": [...]}")
+            }
+            return try await bulk(paths)
+        }
+        let hub = services.hub
+        routes.webSocket("/ws/push") { inbound, outbound, _ in
+            let (id, events) = await hub.register()
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    // Ends when the client closes; then the writer is cancelled too.
+                    do { for try await _ in inbound.messages(maxSize: 1 << 16) {} } catch {}
+                }
+                group.addTask {
+                    for await event in events { try? await outbound.write(.text(event)) }
+                }
+                await group.next()
+                group.cancelAll()
+            }
+            await hub.unregister(id)
+        }
+    }
+
+    private func profile(_ path: String) async throws -> Response {
+        guard let json = try await services.store.profiles(relativePaths: [path])[path] else {
+            throw APIError.notFound("no profile for \(path)")
+        }
+        do { _ = try StoredProfile.read(Data(json.utf8)) } catch { throw await services.damaged(path, .profile, error) }
+        return JSONBody.response(data: Data(json.utf8))
+    }
+
+    private func bulk(_ paths: [String]) async throws -> Response {
+        guard paths.count <= Self.bulkPathLimit else { throw APIError.badRequest("at most 10,000 paths per request") }
+        let valid = try paths.map { try RelativePath.validate($0) }
+        var found = try await services.store.profiles(relativePaths: valid)
+        // A stored profile that is not a valid profile is left out (listed as missing) and marked.
+        for (path, json) in found where (try? StoredProfile.read(Data(json.utf8))) == nil {
+            found[path] = nil
+            _ = await services.damaged(path, .profile, StoredProfileError.notAProfile)
+        }
+        var body = Data("{\"missing\":".utf8)
+        body += try JSONSerialization.data(withJSONObject: valid.filter { found[$0] == nil }, options: [.withoutEscapingSlashes])
+        body += Data(",\"profiles\":{".utf8)
+        for (i, path) in valid.filter({ found[$0] != nil }).enumerated() {
+            if i > 0 { body += Data(",".utf8) }
+            body += try JSONSerialization.data(withJSONObject: path, options: [.fragmentsAllowed, .withoutEscapingSlashes])
+            body += Data(":".utf8) + Data(found[path]!.utf8)
+        }
+        body += Data("}}".utf8)
+        return JSONBody.response(data: body)
+    }
+}
