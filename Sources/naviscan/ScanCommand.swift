@@ -99,7 +99,7 @@ struct ScanCommand: AsyncParsableCommand {
     func resolvedShard() throws -> Shard? {
         guard let shard else { return nil }
         do { return try Shard(parsing: shard, environment: ProcessInfo.processInfo.environment) } catch {
-            throw ValidationError(error.description)
+            throw ValidationError("--shard \(shard): \(error.description)")
         }
     }
 

@@ -34,7 +34,7 @@ public enum DecodeError: Error, Equatable, CustomStringConvertible {
         case .emptyFile:
             return "the file is empty (0 bytes); re-copy or re-rip it"
         case .unrecognizedFormat:
-            return "not a recognised audio file (supported: MP3, FLAC, WAV, AIFF, Ogg, M4A/MP4, WMA, Monkey's Audio, WavPack, Musepack, TTA, Matroska audio); the content matches none of them"
+            return "not a recognised audio file (supported: \(AudioFormat.all.filter(\.isDecoded).map(\.name).joined(separator: ", "))); the content matches none of them"
         case .unsupportedCodec(_, let codec):
             return "\(codec) is not supported; convert it to FLAC or MP3 to analyse it"
         case .corrupt(_, let reason):

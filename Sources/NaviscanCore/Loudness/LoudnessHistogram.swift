@@ -124,9 +124,9 @@ public enum LoudnessHistogramError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unknownVersion(let v):
-            return "the stored loudness histogram has format version \(v.map(String.init) ?? "none"), which this naviscan does not read; re-run the analysis with --force"
+            return "the stored loudness histogram has format version \(v.map(String.init) ?? "none"), which this naviscan does not read; analyse the track again"
         case .damaged:
-            return "the stored loudness histogram is damaged; re-run the analysis with --force"
+            return "the stored loudness histogram is damaged; analyse the track again"
         }
     }
 }

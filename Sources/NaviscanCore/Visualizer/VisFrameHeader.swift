@@ -134,11 +134,11 @@ public struct VisFrameHeader: Equatable, Sendable {
     /// divides by zero, overflows or allocates without bound.
     private func checkRanges(storedStride: Int) throws {
         func fail(_ why: String) -> VisFrameError { .corruptHeader(why) }
-        guard (1...4096).contains(bandCount) else { throw fail("band count \(bandCount) is outside 1…4096") }
+        guard VisualizerConfig.bandCountRange.contains(bandCount) else { throw fail("band count \(bandCount) is outside 1…4096") }
         guard storedStride == frameStride else {
             throw fail("frame stride \(storedStride) does not match \(bandCount) bands of \(encoding.name)")
         }
-        guard fps.isFinite, fps > 0, fps <= 1000 else { throw fail("fps \(fps) is outside (0, 1000]") }
+        guard fps.isFinite, fps > 0, Double(fps) <= VisualizerConfig.maximumFPS else { throw fail("fps \(fps) is outside (0, 1000]") }
         guard (8000...384_000).contains(analysisRate) else { throw fail("analysis rate \(analysisRate) Hz is outside 8000…384000") }
         guard fftSize >= 64, fftSize <= 65_536, fftSize & (fftSize - 1) == 0 else {
             throw fail("FFT size \(fftSize) is not a power of two in 64…65536")

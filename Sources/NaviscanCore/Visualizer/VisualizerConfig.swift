@@ -17,10 +17,14 @@ public struct VisualizerConfig: Sendable, Hashable, Codable {
     /// Samples between frame centres at the analysis rate (fractional when the rate is not a multiple of fps).
     public var hop: Double { Double(analysisRate) / fps }
 
+    /// The limits every frame file's header is held to as well (`VisFrameHeader`).
+    public static let maximumFPS = 1000.0
+    public static let bandCountRange = 1...4096
+
     public func validate() throws {
         func fail(_ message: String) -> VisualizerConfigError { VisualizerConfigError(message: message) }
-        guard fps > 0, fps <= 1000 else { throw fail("fps must be in (0, 1000], got \(fps)") }
-        guard (1...4096).contains(bandCount) else { throw fail("band count must be 1…4096, got \(bandCount)") }
+        guard fps > 0, fps <= Self.maximumFPS else { throw fail("fps must be in (0, \(Int(Self.maximumFPS))], got \(fps)") }
+        guard Self.bandCountRange.contains(bandCount) else { throw fail("band count must be 1…4096, got \(bandCount)") }
         guard analysisRate >= 8000 && analysisRate <= 384_000 else { throw fail("analysis rate must be 8000…384000 Hz, got \(analysisRate)") }
         guard fftSize >= 64, fftSize & (fftSize - 1) == 0, fftSize <= 65536 else { throw fail("FFT size must be a power of two in 64…65536, got \(fftSize)") }
         guard minHz > 0, maxHz > minHz else { throw fail("band range must satisfy 0 < min < max, got \(minHz)–\(maxHz) Hz") }

@@ -11,9 +11,12 @@ public struct WaveformConfig: Sendable, Hashable, Codable {
 
     public init() {}
 
+    public static let pointsPerSecondRange = 1...1000
+    public static let supportedBits = [8, 16]
+
     public func validate() throws {
-        guard (1...1000).contains(pointsPerSecond) else { throw WaveformError.badConfig("--waveform-pps must be between 1 and 1000, got \(pointsPerSecond)") }
-        guard bits == 8 || bits == 16 else { throw WaveformError.badConfig("--waveform-bits must be 8 or 16, got \(bits)") }
+        guard Self.pointsPerSecondRange.contains(pointsPerSecond) else { throw WaveformError.pointsPerSecondOutOfRange(pointsPerSecond) }
+        guard Self.supportedBits.contains(bits) else { throw WaveformError.bitsUnsupported(bits) }
     }
 
     /// Source samples per point: the rate over the points per second, rounded (at least 1).
@@ -152,14 +155,16 @@ public final class WaveformAnalyzer {
 }
 
 public enum WaveformError: Error, Equatable, CustomStringConvertible {
-    case badConfig(String)
+    case pointsPerSecondOutOfRange(Int)
+    case bitsUnsupported(Int)
     case notAWaveform(path: String, reason: String)
     /// The file exists but could not be read (permission, I/O error), or does not exist.
     case unreadable(path: String, reason: String)
 
     public var description: String {
         switch self {
-        case .badConfig(let why): return why
+        case .pointsPerSecondOutOfRange(let pps): return "waveform points per second must be between 1 and 1000, got \(pps)"
+        case .bitsUnsupported(let bits): return "waveform bits must be 8 or 16, got \(bits)"
         case .notAWaveform(let path, let reason): return "\(path) is not a waveform naviscan reads (\(reason)); run the scan again to rewrite it"
         case .unreadable(let path, let reason): return "\(path) cannot be read (\(reason))"
         }

@@ -94,20 +94,21 @@ public enum ShardError: Error, Equatable, CustomStringConvertible {
     case noIndexVariable(count: Int)
     case indexVariableNotNumber(variable: String, value: String)
 
+    /// What is wrong with the shard given as `K/N` or `auto/N`; the CLI adds its flag's name.
     public var description: String {
         switch self {
         case .malformed(let text):
-            return "--shard must be K/N (shard K of N, counted from 0) or auto/N, not '\(text)'; e.g. --shard 0/4"
+            return "a shard is K/N (shard K of N, counted from 0) or auto/N, not '\(text)'; e.g. 0/4"
         case .countOutOfRange(let count):
-            return "--shard N must be between 1 and \(Shard.maximumCount), got \(count)"
+            return "N must be between 1 and \(Shard.maximumCount), got \(count)"
         case .indexOutOfRange(let index, let count, let variable?):
-            return "\(variable) is \(index), but --shard auto/\(count) has shards 0 to \(count - 1); submit the job array as --array=0-\(count - 1) (Kubernetes: completions: \(count))"
+            return "\(variable) is \(index), but auto/\(count) has shards 0 to \(count - 1); submit the job array as --array=0-\(count - 1) (Kubernetes: completions: \(count))"
         case .indexOutOfRange(let index, let count, nil):
-            return "--shard \(index)/\(count): shards are counted from 0, so K must be 0 to \(count - 1)"
+            return "\(index)/\(count): shards are counted from 0, so K must be 0 to \(count - 1)"
         case .noIndexVariable(let count):
-            return "--shard auto/\(count) reads the shard from \(Shard.indexVariables.joined(separator: " or ")), and neither is set; run it as a Slurm array task or a Kubernetes Indexed Job, or give the shard as K/\(count)"
+            return "auto/\(count) reads the shard from \(Shard.indexVariables.joined(separator: " or ")), and neither is set; run it as a Slurm array task or a Kubernetes Indexed Job, or give the shard as K/\(count)"
         case .indexVariableNotNumber(let variable, let value):
-            return "\(variable) is '\(value)', not a shard number; --shard auto/N needs a whole number there"
+            return "\(variable) is '\(value)', not a shard number; auto/N needs a whole number there"
         }
     }
 }

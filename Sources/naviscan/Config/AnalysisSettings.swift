@@ -75,8 +75,12 @@ struct AnalysisSettings: Equatable {
         p.waveform.pointsPerSecond = config.int(Settings.waveformPPS) ?? p.waveform.pointsPerSecond
         p.waveform.bits = config.int(Settings.waveformBits) ?? p.waveform.bits
         p.waveform.perChannel = config.bool(Settings.waveformPerChannel) ?? p.waveform.perChannel
-        do { try p.waveform.validate() } catch {
-            throw CLIError("\(error) (from \([Settings.waveformPPS, Settings.waveformBits].map { config.origin($0) }.joined(separator: ", ")))")
+        do { try p.waveform.validate() } catch let error as WaveformError {
+            switch error {
+            case .pointsPerSecondOutOfRange(let pps): throw CLIError("\(config.origin(Settings.waveformPPS)) must be between 1 and 1000, got \(pps)")
+            case .bitsUnsupported(let bits): throw CLIError("\(config.origin(Settings.waveformBits)) must be 8 or 16, got \(bits)")
+            default: throw CLIError("\(error)")
+            }
         }
         return p
     }

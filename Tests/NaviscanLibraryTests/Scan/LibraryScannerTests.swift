@@ -145,8 +145,8 @@ struct LibraryScannerTests {
     }
 }
 
-@Suite("Track store")
-struct TrackStoreTests {
+@Suite("Library store opened by several processes")
+struct LibraryStoreOpenTests {
     @Test("Processes that open a new store at the same moment all succeed (scan and serve starting together)")
     func concurrentFirstOpen() throws {
         for round in 0..<20 {
