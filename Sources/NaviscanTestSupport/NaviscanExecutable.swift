@@ -18,3 +18,32 @@ public enum NaviscanExecutable {
         return debug
     }()
 }
+
+/// Runs the real `naviscan` executable (`NaviscanExecutable.path`).
+public enum NaviscanProcess {
+    public static var executable: String { NaviscanExecutable.path }
+
+    /// Starts naviscan (or `program`, e.g. a wrapper that runs it as another user).
+    public static func start(_ arguments: [String], environment: [String: String] = [:], program: String = executable) throws -> (Process, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        return (process, out, err)
+    }
+
+    @discardableResult
+    public static func run(_ arguments: [String], environment: [String: String] = [:], program: String = executable) throws -> (status: Int32, stdout: String, stderr: String) {
+        let (process, out, err) = try start(arguments, environment: environment, program: program)
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+}

@@ -3,20 +3,6 @@ import NaviscanLibrary
 import NaviscanTestSupport
 import Testing
 
-/// Runs the real `naviscan` executable; returns its exit status and standard output.
-func runNaviscan(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: ServerProcess.executable)
-    process.arguments = arguments
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile(), stderr = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
-}
-
 @Suite("Scans run by serve record themselves like the CLI's")
 struct ServeScanRecordTests {
     @Test("a library kept analysed by serve: status shows serve's last scan, and its failures are not new to the next scan")
@@ -28,7 +14,7 @@ struct ServeScanRecordTests {
         try AudioFileWriter.write(.sine(frequency: 440, duration: 2), to: library + "/one.flac", format: .flac16)
         try AudioFileWriter.write(.sine(frequency: 660, duration: 2), to: library + "/two.wav", format: .wav16)
 
-        let first = try runNaviscan(["scan", library, "--out", data, "--quiet", "--json", "--fps", "60"])
+        let first = try NaviscanProcess.run(["scan", library, "--out", data, "--quiet", "--json", "--fps", "60"])
         #expect(first.status == 0, "\(first.stderr)")
         let before = try #require(try LibraryStore(path: data + "/naviscan.db").lastScan())
         #expect(before.analysed == 2 && before.by == ScanLock.Owner.scan.rawValue)
@@ -51,7 +37,7 @@ struct ServeScanRecordTests {
         #expect(serveScan.finishedAt >= before.finishedAt)
 
         // `naviscan status` reports serve's scan, and the parameters serve analysed with.
-        let status = try runNaviscan(["status", library, "--out", data, "--json"])
+        let status = try NaviscanProcess.run(["status", library, "--out", data, "--json"])
         #expect(status.status == 0, "\(status.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
         let last = try #require(report["last_scan"] as? [String: Any], "\(status.stdout)")
@@ -60,7 +46,7 @@ struct ServeScanRecordTests {
         #expect((report["parameters"] as? [String: Any])?["fps"] as? String == "60", "\(report)")
 
         // The next plain scan: the failure serve saw is known, so the default --fail-on new passes.
-        let next = try runNaviscan(["scan", library, "--out", data, "--json"])
+        let next = try NaviscanProcess.run(["scan", library, "--out", data, "--json"])
         #expect(next.status == 0, "\(next.stdout) \(next.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(next.stdout.utf8)) as? [String: Any])
         let failures = try #require(summary["failures"] as? [[String: Any]])

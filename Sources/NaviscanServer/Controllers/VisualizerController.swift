@@ -148,3 +148,9 @@ struct VisualizerController {
         return match.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == etag }
     }
 }
+
+/// `GET /waveform`: how many bins a client may ask for (WaveformKit draws 40–200 bars, SoundCloud 1,800).
+enum WaveformAPI {
+    static let binRange = 8...4096
+    static let defaultBins = 200
+}

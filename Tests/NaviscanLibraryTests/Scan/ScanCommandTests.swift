@@ -3,35 +3,6 @@ import NaviscanLibrary
 import NaviscanTestSupport
 import Testing
 
-/// Runs the real `naviscan` executable (`NaviscanExecutable.path`).
-struct NaviscanProcess {
-    static var executable: String { NaviscanExecutable.path }
-
-    /// Starts naviscan (or `program`, e.g. a wrapper that runs it as another user).
-    static func start(_ arguments: [String], environment: [String: String] = [:], program: String = executable) throws -> (Process, Pipe, Pipe) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        return (process, out, err)
-    }
-
-    @discardableResult
-    static func run(_ arguments: [String], environment: [String: String] = [:], program: String = executable) throws -> (status: Int32, stdout: String, stderr: String) {
-        let (process, out, err) = try start(arguments, environment: environment, program: program)
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
-    }
-}
-
 @Suite("naviscan scan (the executable)", .serialized)
 struct ScanCommandTests {
     @Test("naviscan LIBRARY is a scan: exit 1 with failures listed, --json summary, 0 when all is well")
