@@ -35,6 +35,11 @@ struct ServeScanRecordTests {
         #expect(serveScan.by == ScanLock.Owner.watch.rawValue, "\(server.output)")
         #expect(serveScan.analysed == 1 && serveScan.failed == 1 && !serveScan.interrupted, "\(serveScan)")
         #expect(serveScan.finishedAt >= before.finishedAt)
+        // serve folded the log into the main file as it stopped: naviscan.db alone holds its scan.
+        try FileManager.default.createDirectory(atPath: scratch + "/copy", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: data + "/naviscan.db", toPath: scratch + "/copy/naviscan.db")
+        let copy = try LibraryStore.readOnly(path: scratch + "/copy/naviscan.db")
+        #expect(try copy.lastScan() == serveScan && copy.count() == 3)
 
         // `naviscan status` reports serve's scan, and the parameters serve analysed with.
         let status = try NaviscanProcess.run(["status", library, "--out", data, "--json"])

@@ -52,6 +52,7 @@ public final class StoreMerger {
                                    jobs: ProcessInfo.processInfo.activeProcessorCount)
         summary.coverage = coverage?.description
         summary.tracks = try store.count()
+        try store.checkpoint()
         return summary
     }
 

@@ -92,6 +92,12 @@ public final class LibraryScanner: @unchecked Sendable {
                 summary.faultError = error as? LibraryError
             }
         }
+        // The main file alone is then the whole store. A scan stopped by a fault tries too: what
+        // was committed is worth having in it.
+        do { try store.checkpoint() } catch where summary.fault == nil {
+            summary.fault = "\(error)"
+            summary.faultError = error as? LibraryError
+        } catch {}
         return summary
     }
 

@@ -47,20 +47,42 @@ public final class LibraryStore: @unchecked Sendable {
 
     /// The store at `path`, opened read-only: nothing is created or migrated, and a store whose
     /// schema is not exactly this naviscan's is refused (`LibraryError.storeSchemaDiffers`).
+    ///
+    /// A store whose write-ahead log is empty or gone (every naviscan command checkpoints before it
+    /// ends) is opened immutable: SQLite then makes no side files, so a shard folder on a read-only
+    /// mount can be merged. A log with frames in it is read the ordinary way, which needs its
+    /// shared-memory file beside it, and names that when the folder cannot be written.
     public static func readOnly(path: String) throws -> LibraryStore {
         var configuration = Configuration()
         configuration.readonly = true
         configuration.busyMode = .timeout(10)
+        let walHasFrames = ((try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.intValue ?? 0) > 0
         do {
-            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            let queue: DatabaseQueue
+            if !walHasFrames, let immutable = try? DatabaseQueue(path: immutableURI(path), configuration: configuration),
+               (try? immutable.read { try $0.tableExists(MetaKey.table) }) == true {
+                queue = immutable
+            } else {
+                queue = try DatabaseQueue(path: path, configuration: configuration)
+            }
             let applied = try queue.read { try migrator.appliedIdentifiers($0) }
             guard applied == Set(migrator.migrations) else { throw LibraryError.storeSchemaDiffers(path: path) }
             return LibraryStore(readOnly: queue, path: path)
         } catch let error as LibraryError {
             throw error
         } catch {
+            if walHasFrames, !FileManager.default.isWritableFile(atPath: OutputLayout.directory(of: path)) {
+                throw LibraryError.storeFault(path: path, reason: "its write-ahead log (\(path)-wal) still holds changes and its folder cannot be written, so SQLite cannot read them; open that folder read-write once (any naviscan command on it finishes the log)")
+            }
             throw libraryError(error, path: path)
         }
+    }
+
+    /// An SQLite URI for `path` opened immutable (no locks, no side files). SQLite on Debian takes
+    /// URIs as file names; where it does not, the open fails and the ordinary one is used.
+    private static func immutableURI(_ path: String) -> String {
+        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "/-._~"))
+        return "file:" + (path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path) + "?immutable=1"
     }
 
     private init(readOnly queue: DatabaseQueue, path: String) {
@@ -195,6 +217,23 @@ public final class LibraryStore: @unchecked Sendable {
             try db.execute(sql: "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", arguments: [name, value])
         } else {
             try db.execute(sql: "DELETE FROM meta WHERE name = ?", arguments: [name])
+        }
+    }
+
+    // MARK: the file on disk
+
+    /// Copies the write-ahead log into the main file and empties the log, so `naviscan.db` alone is
+    /// the whole store (what a backup, an rsync or a copy of one file takes). Every command that
+    /// writes the store calls it before it ends. A reader that holds the log (a server reading
+    /// beside a scan) can keep it from being emptied; the frames are then copied as far as it allows.
+    public func checkpoint() throws {
+        guard database is DatabasePool else { return }
+        do {
+            try database.writeWithoutTransaction { db in
+                do { try db.checkpoint(.truncate) } catch { try db.checkpoint(.passive) }
+            }
+        } catch {
+            throw Self.libraryError(error, path: path)
         }
     }
 

@@ -7,9 +7,12 @@ import Testing
 @Suite("StoreMerger on stores alone: rows copied, sequence renumbered, failures and coverage recorded, refusals")
 struct StoreMergerTests {
     /// A shard's store for `paths` (rows only, no output files), as `naviscan scan --shard K/2` records it.
-    static func shardStore(_ directory: String, shard: Int, parameters: AnalysisParameters, failed: [String] = []) throws -> [String] {
+    @discardableResult
+    static func shardStore(_ directory: String, shard: Int, parameters: AnalysisParameters, failed: [String] = [],
+                           keepOpen: ((LibraryStore) -> Void)? = nil) throws -> [String] {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let store = try LibraryStore(path: OutputLayout(root: directory).databasePath)
+        defer { keepOpen?(store) }
         let paths = (0..<40).map { "Album \($0 % 5)/track \($0).flac" }.filter { Shard.index(ofRelativePath: $0, count: 2) == shard }
         try store.commitTracks(paths.map { .save(storedTrack($0)) })
         try store.recordShardCoverage(ShardSet(try Shard(parsing: "\(shard)/2", environment: [:])))
@@ -63,5 +66,40 @@ struct StoreMergerTests {
         try LibraryStore(path: scratch + "/whole/naviscan.db").commitTracks([.save(storedTrack("x.flac"))])
         #expect(refusal(["whole"])?.contains("not a shard's store") == true)
         #expect(!FileManager.default.fileExists(atPath: scratch + "/out/naviscan.db"))
+    }
+
+    /// The files in a folder, with their sizes and modification times.
+    static func listing(_ directory: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory).sorted().map { name in
+            let attributes = try FileManager.default.attributesOfItem(atPath: directory + "/" + name)
+            return "\(name) \(attributes[.size] ?? 0) \(attributes[.modificationDate] ?? "")"
+        }
+    }
+
+    @Test("Shard stores are only read: no side file appears in a shard folder; a shard whose log still holds rows is read whole; the merged naviscan.db alone is the whole store")
+    func readOnlyShardsAndWholeFile() throws {
+        let scratch = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-merge")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let parameters = AnalysisParameters(["fps": .int(30)])
+        let first = try Self.shardStore(scratch + "/s0", shard: 0, parameters: parameters)
+        // Shard 1's store stays open in this process, so its rows are still in its write-ahead log.
+        var open: LibraryStore?
+        let second = try Self.shardStore(scratch + "/s1", shard: 1, parameters: parameters) { open = $0 }
+        let wal = (try? FileManager.default.attributesOfItem(atPath: scratch + "/s1/naviscan.db-wal")[.size] as? Int) ?? 0
+        #expect(wal > 0, "the open shard store keeps its rows in the log")
+        #expect(!FileManager.default.fileExists(atPath: scratch + "/s0/naviscan.db-wal"), "a closed store folds its log in")
+        let before = try Self.listing(scratch + "/s0")
+
+        let summary = try StoreMerger(output: scratch + "/out", sources: [scratch + "/s0", scratch + "/s1"], logger: Logger(label: "test")).run()
+        #expect(summary.tracks == first.count + second.count)
+        #expect(try Self.listing(scratch + "/s0") == before, "the merge created or changed nothing in the shard folder")
+        withExtendedLifetime(open) {}
+
+        // The output's main file, copied alone, holds every track and the merge's record.
+        try FileManager.default.createDirectory(atPath: scratch + "/copy", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: scratch + "/out/naviscan.db", toPath: scratch + "/copy/naviscan.db")
+        let copy = try LibraryStore.readOnly(path: scratch + "/copy/naviscan.db")
+        #expect(Set(try copy.allTracks().map(\.relativePath)) == Set(first + second))
+        #expect(try copy.analysisParameters() == parameters && copy.shardCoverage() == nil)
     }
 }

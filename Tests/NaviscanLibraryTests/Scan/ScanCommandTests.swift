@@ -119,3 +119,23 @@ struct CommandLineWordingTests {
         #expect(run.status == 2 && run.stderr.contains(scratch + "/plain/out") && run.stderr.contains("pass --out DIR"), "\(run.stderr)")
     }
 }
+
+@Suite("The store on disk after a scan")
+struct StoreFileTests {
+    @Test("After a scan the store's main file alone is the whole store (its log folded in before the scan exits)")
+    func mainFileIsWhole() throws {
+        let scratch = try FixturePaths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let library = try LibraryFixture.make(in: scratch)
+        let run = try NaviscanProcess.run([library.root, "--out", scratch + "/out", "--quiet", "--json"])
+        #expect(run.status == 1, "\(run.stderr)")
+        try FileManager.default.createDirectory(atPath: scratch + "/copy", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: scratch + "/out/naviscan.db", toPath: scratch + "/copy/naviscan.db")
+        let original = try LibraryStore(path: scratch + "/out/naviscan.db")
+        let copy = try LibraryStore.readOnly(path: scratch + "/copy/naviscan.db")
+        #expect(try copy.allTracks() == original.allTracks())
+        #expect(try copy.count() >= library.good.count)
+        #expect(try copy.lastScan() == original.lastScan() && copy.lastScan() != nil)
+        #expect(try copy.failedPaths() == original.failedPaths() && !copy.failedPaths().isEmpty)
+    }
+}
