@@ -84,7 +84,8 @@ echo "   naviscan-scan.timer, naviscan-scan.service, naviscan-serve.service veri
 echo "== completions, man page, uninstall"
 for f in share/man/man1/naviscan.1 share/bash-completion/completions/naviscan share/zsh/site-functions/_naviscan \
          share/fish/vendor_completions.d/naviscan.fish share/naviscan/config.example.json \
-         share/naviscan/web/library.mustache share/naviscan/web/track.js; do
+         share/naviscan/web/library.mustache share/naviscan/web/track.js share/naviscan/slurm/submit.sh \
+         share/naviscan/slurm/naviscan-scan.sbatch share/naviscan/kubernetes/naviscan-scan.yaml; do
     [ -s "$stage/usr/local/$f" ] || { echo "FAIL: $f not installed" >&2; exit 1; }
 done
 grep -q "scan" "$stage/usr/local/share/bash-completion/completions/naviscan"

@@ -31,37 +31,87 @@ struct ScaleOutRecipeTests {
         ((job["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any] ?? [:]
     }
 
-    @Test("The Slurm scripts parse (bash -n), use the array index, and chain the merge on the array's success")
-    func slurmScripts() throws {
-        let scripts = ["dist/slurm/naviscan-scan.sbatch", "dist/slurm/naviscan-merge.sbatch", "dist/slurm/submit.sh"]
-        for script in scripts {
+    @Test("submit.sh: the array follows SHARDS, CPUs fit a small node, logs under SHARDS_DIR/logs, the merge runs afterany; a second run submits only incomplete shards")
+    func slurmSubmit() throws {
+        for script in ["dist/slurm/naviscan-scan.sbatch", "dist/slurm/naviscan-merge.sbatch", "dist/slurm/submit.sh"] {
             let check = try Self.run("/bin/bash", ["-n", Self.root + "/" + script])
             #expect(check.status == 0, "\(script): \(check.stderr)")
+            // Nothing the node size or the shard count decides is fixed in the scripts.
+            let text = try Self.text(script)
+            #expect(!text.contains("#SBATCH --array") && !text.contains("#SBATCH --cpus-per-task"), "\(script)")
         }
-        let scan = try Self.text(scripts[0]), merge = try Self.text(scripts[1]), submit = try Self.text(scripts[2])
-        let array = try #require(try Self.capture(#"#SBATCH --array=0-(\d+)"#, in: scan))
-        let shards = try #require(try Self.capture(#"SHARDS=\$\{SHARDS:-(\d+)\}"#, in: scan))
-        #expect(Int(array)! + 1 == Int(shards)!, "--array=0-\(array) is not SHARDS=\(shards) shards")
-        #expect(merge.contains("SHARDS=${SHARDS:-\(shards)}"))
-        #expect(scan.contains(#"--shard "auto/$SHARDS""#) && scan.contains("$SLURM_ARRAY_TASK_ID"))
-        #expect(merge.contains(#""$NAVISCAN" merge "$OUT""#))
-        #expect(submit.contains("sbatch --parsable") && submit.contains("--dependency=afterok:"))
-        #expect(submit.contains("naviscan-scan.sbatch") && submit.contains("naviscan-merge.sbatch"))
+        let scratch = try FixturePaths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        // sbatch as the login node's: this one records its arguments and answers a job id.
+        try FileManager.default.createDirectory(atPath: scratch + "/bin", withIntermediateDirectories: true)
+        try """
+            #!/bin/bash
+            echo "$*" >> \(scratch)/sbatch.calls
+            echo $((1000 + $(wc -l < \(scratch)/sbatch.calls)))
+            """.write(toFile: scratch + "/bin/sbatch", atomically: true, encoding: .utf8)
+        chmod(scratch + "/bin/sbatch", 0o755)
+        try FileManager.default.createDirectory(atPath: scratch + "/music", withIntermediateDirectories: true)
+        let environment = ["PATH": scratch + "/bin:/usr/bin:/bin", "LIBRARY": scratch + "/music", "SHARDS_DIR": scratch + "/shards",
+                           "OUT": scratch + "/store", "SHARDS": "4", "NAVISCAN": NaviscanProcess.executable, "USER": ""]
+        func submit(_ extra: [String: String] = [:]) throws -> (status: Int32, calls: [String], stderr: String) {
+            try? FileManager.default.removeItem(atPath: scratch + "/sbatch.calls")
+            let run = try Self.run("/bin/bash", [Self.root + "/dist/slurm/submit.sh"], environment: environment.merging(extra) { _, new in new })
+            let calls = (try? String(contentsOfFile: scratch + "/sbatch.calls", encoding: .utf8))?.split(separator: "\n").map(String.init) ?? []
+            return (run.status, calls, run.stderr)
+        }
+        let first = try submit()
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.calls.count == 2)
+        let scan = first.calls.first ?? "", merge = first.calls.last ?? ""
+        #expect(scan.contains("--array=0,1,2,3") && scan.contains("--cpus-per-task=2") && scan.contains("naviscan-scan.sbatch"), "\(scan)")
+        #expect(scan.contains("--output=\(scratch)/shards/logs/scan-%A_%a.log") && scan.contains("SHARDS=4"), "\(scan)")
+        #expect(merge.contains("--dependency=afterany:1001") && merge.contains("--output=\(scratch)/shards/logs/merge-%j.log"), "\(merge)")
+        #expect(first.stderr.contains("squeue -u"), "USER unset still works: \(first.stderr)")
+
+        // Shards 0, 1 and 3 completed: the same command re-submits shard 2 alone, then the merge.
+        for k in [0, 1, 3] { FileManager.default.createFile(atPath: "\(scratch)/shards/shard-\(k).complete", contents: Data()) }
+        let again = try submit()
+        #expect(again.calls.first?.contains("--array=2 ") == true && again.calls.count == 2, "\(again.calls)")
+        FileManager.default.createFile(atPath: "\(scratch)/shards/shard-2.complete", contents: Data())
+        let merged = try submit()
+        #expect(merged.calls.count == 1 && merged.calls[0].contains("naviscan-merge.sbatch") && !merged.calls[0].contains("--dependency"), "\(merged.calls)")
+        let everything = try submit(["RESCAN": "1", "CPUS": "8"])
+        #expect(everything.calls.first?.contains("--array=0,1,2,3 ") == true && everything.calls.first?.contains("--cpus-per-task=8") == true)
+
+        // Checked before anything is submitted.
+        let noBinary = try submit(["NAVISCAN": scratch + "/nowhere"])
+        #expect(noBinary.status == 2 && noBinary.calls.isEmpty && noBinary.stderr.contains("NAVISCAN"), "\(noBinary.stderr)")
+        let badShards = try submit(["SHARDS": "four"])
+        #expect(badShards.status == 2 && badShards.calls.isEmpty && badShards.stderr.contains("SHARDS"))
+        let noLibrary = try submit(["LIBRARY": scratch + "/missing"])
+        #expect(noLibrary.status == 2 && noLibrary.calls.isEmpty && noLibrary.stderr.contains("not a folder"))
     }
 
-    @Test("The Slurm scripts, run as two array tasks and the merge job, make a merged store of the library")
+    @Test("The Slurm scripts, run as array tasks and the merge job: a shard that fails holds the merge back by name; run again, the store is whole")
     func slurmScriptsRun() throws {
         let scratch = try FixturePaths.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let library = try ShardMergeTests.makeLibrary(in: scratch, tracks: 4)
         let environment = ["SHARDS": "2", "LIBRARY": library.root, "SHARDS_DIR": scratch + "/shards", "OUT": scratch + "/store",
                            "NAVISCAN": NaviscanProcess.executable, "SLURM_CPUS_PER_TASK": "1"]
-        for task in 0..<2 {
+        try FileManager.default.createDirectory(atPath: scratch + "/shards", withIntermediateDirectories: true)
+        func task(_ k: Int) throws -> Int32 {
             var env = environment
-            env["SLURM_ARRAY_TASK_ID"] = "\(task)"
-            let scan = try Self.run("/bin/bash", [Self.root + "/dist/slurm/naviscan-scan.sbatch"], environment: env)
-            #expect(scan.status == 0, "task \(task): \(scan.stderr)")
+            env["SLURM_ARRAY_TASK_ID"] = "\(k)"
+            return try Self.run("/bin/bash", [Self.root + "/dist/slurm/naviscan-scan.sbatch"], environment: env).status
         }
+        // Shard 1's output folder cannot be made (a file is in its place): exit 2, not complete.
+        FileManager.default.createFile(atPath: scratch + "/shards/shard-1", contents: Data("in the way".utf8))
+        #expect(try task(0) == 0)
+        #expect(try task(1) == 2)
+        #expect(FileManager.default.fileExists(atPath: scratch + "/shards/shard-0.complete"))
+        #expect(!FileManager.default.fileExists(atPath: scratch + "/shards/shard-1.complete"))
+        let held = try Self.run("/bin/bash", [Self.root + "/dist/slurm/naviscan-merge.sbatch"], environment: environment)
+        #expect(held.status == 1 && held.stderr.contains("shards 1 of 2 did not complete"), "\(held.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: scratch + "/store/naviscan.db"))
+
+        try FileManager.default.removeItem(atPath: scratch + "/shards/shard-1")
+        #expect(try task(1) == 0)
         let merge = try Self.run("/bin/bash", [Self.root + "/dist/slurm/naviscan-merge.sbatch"], environment: environment)
         #expect(merge.status == 0, "\(merge.stderr)")
         let rows = try LibraryStore(path: scratch + "/store/naviscan.db").allTracks()
