@@ -119,15 +119,17 @@ install: build
 	sed 's|/usr/local/bin/naviscan|$(PREFIX)/bin/naviscan|' dist/naviscan-scan.service > $(SYSTEMD_UNITS)/naviscan-scan.service
 	install -m 644 dist/naviscan-scan.timer $(SYSTEMD_UNITS)/naviscan-scan.timer
 	install -m 644 dist/config.example.json $(SHARE)/config.example.json
-	install -d $(SHARE)/web
+	install -d $(SHARE)/web $(SHARE)/slurm $(SHARE)/kubernetes
 	install -m 644 Sources/NaviscanServer/Web/Assets/* $(SHARE)/web/
+	install -m 755 dist/slurm/* $(SHARE)/slurm/
+	install -m 644 dist/kubernetes/* $(SHARE)/kubernetes/
 	@echo "installed $(BINDIR)/naviscan; it needs these Debian packages at run time: $(RUNTIME_PACKAGES)"
 
 uninstall:
 	rm -f $(BINDIR)/naviscan $(MANDIR)/naviscan.1 $(BASH_COMPLETIONS)/naviscan $(ZSH_COMPLETIONS)/_naviscan \
 		$(FISH_COMPLETIONS)/naviscan.fish $(SYSTEMD_UNITS)/naviscan-serve.service $(SYSTEMD_UNITS)/naviscan-scan.service \
 		$(SYSTEMD_UNITS)/naviscan-scan.timer $(SHARE)/config.example.json
-	rm -rf $(SHARE)/web
+	rm -rf $(SHARE)/web $(SHARE)/slurm $(SHARE)/kubernetes
 	-rmdir $(SHARE) 2>/dev/null
 
 # Regenerates docs/naviscan.1 from the commands' help (swift-argument-parser's generate-manual plugin).
