@@ -38,15 +38,21 @@ NAVISCAN=${NAVISCAN:-$(command -v naviscan || true)}
 NAVISCAN=$(command -v "$NAVISCAN")
 [[ -d $LIBRARY ]] || die "LIBRARY=$LIBRARY is not a folder"
 LIBRARY=$(cd "$LIBRARY" && pwd)
+for path in "$LIBRARY" "$SHARDS_DIR" "$OUT" "$NAVISCAN"; do
+    [[ $path != *,* ]] || die "$path holds a comma, which sbatch's --export cannot pass on; use a path without one"
+done
+
 mkdir -p "$SHARDS_DIR/logs" "$OUT" || die "cannot make $SHARDS_DIR/logs or $OUT"
 SHARDS_DIR=$(cd "$SHARDS_DIR" && pwd)
 OUT=$(cd "$OUT" && pwd)
 command -v sbatch >/dev/null || die "sbatch is not on PATH: run this on a Slurm login node"
 
-# A shard is complete once its task's scan exited 0 (it writes SHARDS_DIR/shard-K.complete).
+# A shard is complete once its task's scan exited 0: it writes SHARDS_DIR/shard-K.complete naming
+# "K/SHARDS", so a mark from a split into another number of shards does not count.
 todo=()
 for ((k = 0; k < SHARDS; k++)); do
-    if [[ ${RESCAN:-0} == 1 || ! -e $SHARDS_DIR/shard-$k.complete ]]; then todo+=("$k"); fi
+    mark=$(cat "$SHARDS_DIR/shard-$k.complete" 2>/dev/null || true)
+    if [[ ${RESCAN:-0} == 1 || ${mark%% *} != "$k/$SHARDS" ]]; then todo+=("$k"); fi
 done
 
 common=(--parsable --export="ALL,LIBRARY=$LIBRARY,SHARDS_DIR=$SHARDS_DIR,OUT=$OUT,SHARDS=$SHARDS,NAVISCAN=$NAVISCAN")
@@ -61,7 +67,7 @@ if (( ${#todo[@]} > 0 )); then
     scan=${scan%%;*}   # "jobid;cluster" on a federation
     # afterany: the merge runs however the tasks end, and says which shards did not complete.
     dependency=(--dependency="afterany:$scan")
-    echo "scan: job array $scan, shards $array of $SHARDS ($CPUS CPUs, $MEM, $TIME each)" >&2
+    echo "scan: job array $scan, shards $array of $SHARDS ($CPUS CPU$( (( CPUS > 1 )) && echo s), $MEM, $TIME each)" >&2
 else
     echo "scan: every shard is complete; merging (RESCAN=1 scans them again)" >&2
 fi

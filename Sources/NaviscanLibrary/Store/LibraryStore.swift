@@ -333,6 +333,7 @@ public func plainReason(_ error: Error) -> String {
         case .fileWriteVolumeReadOnly: return "read-only file system"
         case .fileWriteNoPermission, .fileReadNoPermission: return "permission denied"
         case .fileNoSuchFile, .fileReadNoSuchFile: return "no such file or directory"
+        case .fileWriteFileExists: return "a file of that name is in the way, not a folder"
         case .fileWriteOutOfSpace: return "no space left on device"
         default: break
         }

@@ -77,7 +77,7 @@ public struct OutputLayout: Sendable {
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
 
-    /// Creates `path` (and its parents) and checks it is writable; the error names --out.
+    /// Creates `path` (and its parents) and checks it is writable.
     static func createWritableDirectory(_ path: String) throws {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)

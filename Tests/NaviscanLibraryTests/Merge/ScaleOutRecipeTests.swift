@@ -69,12 +69,15 @@ struct ScaleOutRecipeTests {
         #expect(first.stderr.contains("squeue -u"), "USER unset still works: \(first.stderr)")
 
         // Shards 0, 1 and 3 completed: the same command re-submits shard 2 alone, then the merge.
-        for k in [0, 1, 3] { FileManager.default.createFile(atPath: "\(scratch)/shards/shard-\(k).complete", contents: Data()) }
+        for k in [0, 1, 3] { FileManager.default.createFile(atPath: "\(scratch)/shards/shard-\(k).complete", contents: Data("\(k)/4 2026-01-01T00:00:00Z\n".utf8)) }
         let again = try submit()
         #expect(again.calls.first?.contains("--array=2 ") == true && again.calls.count == 2, "\(again.calls)")
-        FileManager.default.createFile(atPath: "\(scratch)/shards/shard-2.complete", contents: Data())
+        FileManager.default.createFile(atPath: "\(scratch)/shards/shard-2.complete", contents: Data("2/4 2026-01-01T00:00:00Z\n".utf8))
         let merged = try submit()
         #expect(merged.calls.count == 1 && merged.calls[0].contains("naviscan-merge.sbatch") && !merged.calls[0].contains("--dependency"), "\(merged.calls)")
+        // Marks of a split into 4 are not complete shards of a split into 8.
+        let eight = try submit(["SHARDS": "8"])
+        #expect(eight.calls.first?.contains("--array=0,1,2,3,4,5,6,7 ") == true, "\(eight.calls)")
         let everything = try submit(["RESCAN": "1", "CPUS": "8"])
         #expect(everything.calls.first?.contains("--array=0,1,2,3 ") == true && everything.calls.first?.contains("--cpus-per-task=8") == true)
 
@@ -83,6 +86,8 @@ struct ScaleOutRecipeTests {
         #expect(noBinary.status == 2 && noBinary.calls.isEmpty && noBinary.stderr.contains("NAVISCAN"), "\(noBinary.stderr)")
         let badShards = try submit(["SHARDS": "four"])
         #expect(badShards.status == 2 && badShards.calls.isEmpty && badShards.stderr.contains("SHARDS"))
+        let comma = try submit(["OUT": scratch + "/a,b"])
+        #expect(comma.status == 2 && comma.calls.isEmpty && comma.stderr.contains("comma"), "\(comma.stderr)")
         let noLibrary = try submit(["LIBRARY": scratch + "/missing"])
         #expect(noLibrary.status == 2 && noLibrary.calls.isEmpty && noLibrary.stderr.contains("not a folder"))
     }
@@ -104,7 +109,7 @@ struct ScaleOutRecipeTests {
         FileManager.default.createFile(atPath: scratch + "/shards/shard-1", contents: Data("in the way".utf8))
         #expect(try task(0) == 0)
         #expect(try task(1) == 2)
-        #expect(FileManager.default.fileExists(atPath: scratch + "/shards/shard-0.complete"))
+        #expect((try? String(contentsOfFile: scratch + "/shards/shard-0.complete", encoding: .utf8))?.hasPrefix("0/2 ") == true)
         #expect(!FileManager.default.fileExists(atPath: scratch + "/shards/shard-1.complete"))
         let held = try Self.run("/bin/bash", [Self.root + "/dist/slurm/naviscan-merge.sbatch"], environment: environment)
         #expect(held.status == 1 && held.stderr.contains("shards 1 of 2 did not complete"), "\(held.stderr)")
