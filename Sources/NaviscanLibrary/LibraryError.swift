@@ -52,7 +52,7 @@ public enum LibraryError: Error, CustomStringConvertible, Equatable {
         case .storeSchemaDiffers(let path):
             return "the store \(path) was written by another naviscan version (its schema differs)"
         case .storeUnwritable(let path, let reason):
-            return "cannot write the store \(path): it cannot be written (\(reason)); check the permissions of its folder"
+            return "cannot write the store \(path) (\(reason)); check the permissions of its folder"
         case .storeFault(let path, let reason):
             return "cannot write the store \(path): \(reason)"
         case .outputFault(let path, let reason):

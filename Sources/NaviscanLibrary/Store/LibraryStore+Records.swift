@@ -20,11 +20,11 @@ extension LibraryStore {
 
     /// The parameters of the last scan; nil before the first one finished.
     public func analysisParameters() throws -> AnalysisParameters? {
-        try read { try Self.meta(MetaKey.analysisParameters, $0) }.flatMap(AnalysisParameters.init(json:))
+        try read { try Self.meta(MetaKey.analysisParameters, $0) }.flatMap { Self.decode(AnalysisParameters.self, $0) }
     }
 
     public func lastScan() throws -> ScanRecord? {
-        try read { try Self.meta(MetaKey.lastScan, $0) }.flatMap { try? JSONDecoder().decode(ScanRecord.self, from: Data($0.utf8)) }
+        try read { try Self.meta(MetaKey.lastScan, $0) }.flatMap { Self.decode(ScanRecord.self, $0) }
     }
 
     /// The files that failed in the last scan, including those the store has no row for (a file
@@ -48,7 +48,7 @@ extension LibraryStore {
               let (parameters, failed) = try? queue.read({ db in
                   (try meta(MetaKey.analysisParameters, db), try meta(MetaKey.failedPaths, db))
               }) else { return nil }
-        return Peek(parameters: parameters.flatMap(AnalysisParameters.init(json:)), failedPaths: decodePaths(failed))
+        return Peek(parameters: parameters.flatMap { Self.decode(AnalysisParameters.self, $0) }, failedPaths: decodePaths(failed))
     }
 
     // MARK: named transactions
@@ -59,7 +59,7 @@ extension LibraryStore {
         try write { db in
             var failed = Set(failures)
             if interrupted { failed.formUnion(Self.decodePaths(try Self.meta(MetaKey.failedPaths, db))) }
-            if let parameters { try Self.setMeta(MetaKey.analysisParameters, parameters.json, db) }
+            if let parameters { try Self.setMeta(MetaKey.analysisParameters, Self.json(parameters), db) }
             try Self.setMeta(MetaKey.lastScan, Self.json(record), db)
             try Self.setMeta(MetaKey.failedPaths, Self.json(failed.sorted()), db)
         }
@@ -96,7 +96,7 @@ extension LibraryStore {
                             failures: Set<String>, replacingFailuresOf merged: (String) -> Bool) throws {
         try write { db in
             try Self.setMeta(MetaKey.shard, coverage?.description, db)
-            if let parameters { try Self.setMeta(MetaKey.analysisParameters, parameters.json, db) }
+            if let parameters { try Self.setMeta(MetaKey.analysisParameters, Self.json(parameters), db) }
             if let root = library?.root { try Self.setMeta(MetaKey.libraryRoot, root, db) }
             if let device = library?.device { try Self.setMeta(MetaKey.libraryDevice, String(device), db) }
             let kept = Self.decodePaths(try Self.meta(MetaKey.failedPaths, db)).filter { !merged($0) }
@@ -105,9 +105,15 @@ extension LibraryStore {
     }
 
     private static func decodePaths(_ json: String?) -> Set<String> {
-        Set(json.flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) } ?? [])
+        Set(json.flatMap { decode([String].self, $0) } ?? [])
     }
 
+    /// A meta value's JSON as `type`; nil when it is not (a value this version cannot read is absent).
+    private static func decode<T: Decodable>(_ type: T.Type, _ json: String) -> T? {
+        try? JSONDecoder().decode(type, from: Data(json.utf8))
+    }
+
+    /// A meta value as JSON, keys sorted (equal values are equal text).
     private static func json<T: Encodable>(_ value: T) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

@@ -78,18 +78,6 @@ public struct AnalysisParameters: Equatable, Sendable, Codable {
     public init(from decoder: Decoder) throws { values = try [String: ParameterValue](from: decoder) }
     public func encode(to encoder: Encoder) throws { try values.encode(to: encoder) }
 
-    /// The JSON object stored (keys sorted, so equal parameters are equal text).
-    var json: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
-    }
-
-    init?(json: String) {
-        guard let decoded = try? JSONDecoder().decode(Self.self, from: Data(json.utf8)) else { return nil }
-        self = decoded
-    }
-
     /// "fps 30 vs 60": the keys whose values differ, sorted.
     public func differences(from other: AnalysisParameters) -> [String] {
         Set(values.keys).union(other.values.keys).sorted().compactMap { key in
