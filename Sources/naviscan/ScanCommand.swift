@@ -15,7 +15,9 @@ struct ScanCommand: AsyncParsableCommand {
             the library are pruned, unless the library looks unmounted, a folder could not be read, or more \
             than --prune-threshold of the tracks vanished at once (they are then kept as missing until a \
             scan with --prune). The store records the analysis parameters: a later plain `naviscan scan LIBRARY` analyses the same \
-            way, and changing one re-analyses what it affects. Ctrl-C stops cleanly and the next run resumes.
+            way, and changing one re-analyses what it affects. The analysers are remembered one by one: \
+            `--vis` adds frames to a library that has DJ profiles and keeps the profiles coming; only `--no-dj` \
+            (or `--no-vis`) turns one off. Ctrl-C stops cleanly and the next run resumes.
 
             Every option can also come from NAVISCAN_* variables or the config file (`naviscan help config`); \
             the command line wins.
@@ -39,10 +41,10 @@ struct ScanCommand: AsyncParsableCommand {
     @Argument(help: "The music library folder (or 'library' in the config file).")
     var library: String?
 
-    @Flag(inversion: .prefixedNo, help: "Write visualizer frames (with neither --vis nor --dj, both are written).")
+    @Flag(inversion: .prefixedNo, help: "Write visualizer frames; --no-vis stops (remembered per analyser: naming one never turns the other off).")
     var vis: Bool?
 
-    @Flag(inversion: .prefixedNo, help: "Write DJ profiles (with neither --vis nor --dj, both are written).")
+    @Flag(inversion: .prefixedNo, help: "Write DJ profiles; --no-dj stops (a new library gets both unless one alone is named).")
     var dj: Bool?
 
     @Option(name: .shortAndLong, help: ArgumentHelp("Worker threads (\(Settings.jobs.defaultText), one per core)."))
@@ -120,7 +122,7 @@ struct ScanCommand: AsyncParsableCommand {
         guard let libraryPath = location.library else {
             throw CLIError("which library? Give it as `naviscan scan ~/Music` or set 'library' in the config file")
         }
-        let outputs = AnalysisSettings.outputs(settings)
+        let outputs = try AnalysisSettings.outputs(settings)
         let analysis = try AnalysisSettings(settings, outputs: outputs)
         let jobs = settings.int(Settings.jobs) ?? Defaults.jobs
         guard (1...256).contains(jobs) else { throw CLIError("\(settings.origin(Settings.jobs)) must be between 1 and 256, got \(jobs)") }

@@ -111,7 +111,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.visualizer = try AnalysisSettings.visualizer(settings)
         configuration.profile = try AnalysisSettings.profile(settings)
         // Background scans record what a plain `naviscan scan` with these settings would.
-        configuration.parameters = AnalysisParameters(AnalysisSettings.recorded(settings, outputs: AnalysisSettings.outputs(settings)))
+        configuration.parameters = AnalysisParameters(AnalysisSettings.recorded(settings, outputs: try AnalysisSettings.outputs(settings)))
         do {
             let app = try NaviscanAPI.makeApplication(configuration: configuration, logger: logger) { port in
                 // One plain line, so scripts (and the tests) learn the port when --port 0 picked one.

@@ -75,7 +75,7 @@ struct StatusCommand: AsyncParsableCommand {
            let listing = try? LibraryWalker(root: libraryRoot, excluding: [location.out],
                                             followExternalLinks: loaded.settings.bool(Settings.followExternalLinks) ?? false).walk() {
             let settings = loaded.settings
-            let analysis = try AnalysisSettings(settings, outputs: AnalysisSettings.outputs(settings))
+            let analysis = try AnalysisSettings(settings, outputs: try AnalysisSettings.outputs(settings))
             let freshness = TrackFreshness(visualizer: analysis.visualizer, profile: analysis.profile, layout: OutputLayout(root: location.out))
             let stored = Dictionary(uniqueKeysWithValues: tracks.map { ($0.relativePath, $0) })
             report.unsupported = listing.unsupported.count
@@ -104,7 +104,13 @@ struct StatusCommand: AsyncParsableCommand {
                   + (last.interrupted ? ", interrupted with \(last.pending) pending" : "") + (last.by.map { " (\($0))" } ?? ""))
         }
         if !report.parameters.isEmpty {
-            print("parameters:  " + report.parameters.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            // What a plain re-scan (the nightly timer's) will do: each analyser on or off, then its parameters.
+            let analysers = [Settings.writeVis, Settings.writeDJ].map { setting in
+                "\(setting.key) " + (report.parameters[setting.key].map { $0 == "true" ? "on" : "off" } ?? "not decided (on)")
+            }
+            print("remembered:  " + analysers.joined(separator: ", ") + " (a plain `naviscan scan` writes these; --no-vis or --no-dj turns one off)")
+            let rest = report.parameters.filter { $0.key != Settings.writeVis.key && $0.key != Settings.writeDJ.key }
+            print("parameters:  " + rest.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
         let disk = report.diskBytes.sorted { $0.key < $1.key }.map { "\($0.key) \(Self.megabytes($0.value))" }
         print("disk:        \(Self.megabytes(report.diskBytes.values.reduce(0, +))) (\(disk.joined(separator: ", ")))")

@@ -109,6 +109,46 @@ struct CommandLineTests {
         #expect(changed.stderr.contains("3 analysed"))
     }
 
+    @Test("Analysers are remembered one by one: --vis alone keeps the nightly re-scan's DJ profiles current; --no-dj turns them off")
+    func analysersRememberedSeparately() throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        let db = s.library + "/.naviscan/naviscan.db"
+        #expect(try s.run([s.library, "-q"]).status == 0)
+        let more = try s.run([s.library, "--vis", "--fps", "60", "-q", "--json"])
+        #expect(more.status == 0, "\(more.stderr)")
+        #expect(try s.json(more.stdout)["analysed"] as? Int == 3)
+        let recorded = try #require(try LibraryStore(path: db).analysisParameters()).values
+        #expect(recorded["vis"] == .bool(true) && recorded["dj"] == .bool(true), "\(recorded)")
+
+        // The nightly plain re-scan after a file changed: its DJ profile follows the new audio.
+        let track = s.library + "/groove_120bpm.mp3"
+        try FileManager.default.removeItem(atPath: track)
+        try AudioFileWriter.write(.sine(frequency: 440, dBFS: -26, duration: 3), to: s.library + "/groove_120bpm.wav", format: .wav16)
+        let nightly = try s.run([s.library, "-q", "--json"])
+        #expect(nightly.status == 0, "\(nightly.stderr)")
+        #expect(try s.json(nightly.stdout)["analysed"] as? Int == 1)
+        let changed = try #require(try LibraryStore(path: db).allTracks().first { $0.relativePath == "groove_120bpm.wav" })
+        #expect(changed.profileJSON != nil && changed.visFingerprint != nil)
+        #expect(abs(try #require(changed.lufs) - (-26 - 3.01)) < 1.5, "the profile is not the new audio's")
+        let status = try s.run(["status", s.library])
+        #expect(status.stdout.contains("remembered:  vis on, dj on"), "\(status.stdout)")
+
+        // Off is explicit and remembered; both off is refused with both sources named.
+        #expect(try s.run([s.library, "--no-dj", "-q"]).status == 0)
+        #expect(try s.run(["status", s.library]).stdout.contains("remembered:  vis on, dj off"))
+        let none = try s.run([s.library, "--no-vis", "-q"])
+        #expect(none.status == 2 && none.stderr.contains("nothing to write") && none.stderr.contains("recorded in"), "\(none.stderr)")
+
+        // A new library with one analyser named writes only that one, and its re-scans stay so.
+        let other = s.root + "/Other"
+        try FileManager.default.copyItem(atPath: FixturePaths.fixture("demo"), toPath: other)
+        #expect(try s.run([other, "--dj", "-q"]).status == 0)
+        #expect(try s.run([other, "-q"]).status == 0)
+        let tracks = try LibraryStore(path: other + "/.naviscan/naviscan.db").allTracks()
+        #expect(tracks.count == 3 && tracks.allSatisfy { $0.profileJSON != nil && $0.visFingerprint == nil })
+    }
+
     @Test("Exit status for cron: failures known from an earlier run keep 0 under --fail-on new, not under any")
     func failOn() throws {
         let scratch = try FixturePaths.makeTemporaryDirectory()

@@ -1,6 +1,6 @@
 import NaviscanCore
 
-/// What a scan does. With neither output requested the CLI asks for both.
+/// What a scan does: the outputs it writes (nil: not written) and how it walks and prunes.
 public struct ScanOptions: Sendable {
     public var library: String
     /// Output directory; the CLI defaults it to LIBRARY/.naviscan.

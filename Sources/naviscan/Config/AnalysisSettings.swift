@@ -12,26 +12,31 @@ struct AnalysisSettings: Equatable {
         profile = outputs.dj ? try Self.profile(config) : nil
     }
 
-    /// Which outputs to write. `--vis` and `--dj` go together: the source with the highest
-    /// precedence that sets either decides both (unset there means off); with neither set anywhere,
-    /// both are written.
-    static func outputs(_ config: EffectiveConfiguration) -> (vis: Bool, dj: Bool) {
-        let vis = config[Settings.writeVis], dj = config[Settings.writeDJ]
-        let deciding = [vis, dj].filter { $0.value != nil }.map(\.source)
-        guard let top = deciding.min(by: { rank($0) < rank($1) }) else { return (true, true) }
-        let v = vis.source == top ? config.bool(Settings.writeVis) ?? false : false
-        let d = dj.source == top ? config.bool(Settings.writeDJ) ?? false : false
-        return v || d ? (v, d) : (true, true)
-    }
-
-    private static func rank(_ source: SettingSource) -> Int {
-        switch source {
-        case .flag: return 0
-        case .environment: return 1
-        case .file: return 2
-        case .store: return 3
-        case .defaultValue: return 4
+    /// Which outputs to write, decided per analyser so that naming one never turns the other off:
+    /// a value set this run (flag, NAVISCAN_* variable, config file) wins, else the store's
+    /// remembered one. An analyser never decided anywhere is on, unless this run named only the
+    /// other one (`naviscan ~/Music --vis` on a new library writes frames only, and remembers that).
+    /// Turning one off is explicit (`--no-dj`); both off is an error.
+    static func outputs(_ config: EffectiveConfiguration) throws -> (vis: Bool, dj: Bool) {
+        func given(_ setting: Setting) -> Bool? {
+            switch config[setting].source {
+            case .flag, .environment, .file: return config.bool(setting)
+            case .store, .defaultValue: return nil
+            }
         }
+        func remembered(_ setting: Setting) -> Bool? {
+            if case .store = config[setting].source { return config.bool(setting) }
+            return nil
+        }
+        let (givenVis, givenDJ) = (given(Settings.writeVis), given(Settings.writeDJ))
+        let namedOne = givenVis == true || givenDJ == true
+        let vis = givenVis ?? remembered(Settings.writeVis) ?? !namedOne
+        let dj = givenDJ ?? remembered(Settings.writeDJ) ?? !namedOne
+        guard vis || dj else {
+            throw CLIError("nothing to write: visualizer frames are off (\(config.origin(Settings.writeVis))) and so are DJ profiles "
+                + "(\(config.origin(Settings.writeDJ))); pass --vis or --dj to turn one on")
+        }
+        return (vis, dj)
     }
 
     static func visualizer(_ config: EffectiveConfiguration) throws -> VisualizerConfig {

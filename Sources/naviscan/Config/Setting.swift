@@ -68,9 +68,9 @@ enum Settings {
                              "Where results go: naviscan.db, profiles/, vis/.")
     static let jobs = Setting("jobs", .int, default: .int(Defaults.jobs),
                               "Worker threads of a scan (one per core).")
-    static let writeVis = Setting("vis", .bool, default: nil, note: "both outputs when neither is set",
+    static let writeVis = Setting("vis", .bool, default: nil, note: "on, unless only --dj is named on a new library",
                                   "Write visualizer frames.")
-    static let writeDJ = Setting("dj", .bool, default: nil, note: "both outputs when neither is set",
+    static let writeDJ = Setting("dj", .bool, default: nil, note: "on, unless only --vis is named on a new library",
                                  "Write DJ profiles.")
     static let failOn = Setting("fail-on", .string, default: .string(FailurePolicy.new.rawValue),
                                 "Which failures make a scan exit with status 1: new, any or never.")
