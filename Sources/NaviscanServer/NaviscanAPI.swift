@@ -39,7 +39,7 @@ public enum NaviscanAPI {
         router.middlewares.add(RequestLogMiddleware())
         router.middlewares.add(JSONErrorMiddleware(routes: table))
 
-        let routes = Routes(router: router, table: table)
+        let routes = Routes(router: router, table: table, access: configuration.access, basePath: configuration.basePath, store: services.storeHandle)
         AdminController(services: services).addRoutes(to: routes)
         CompanionController(services: services).addRoutes(to: routes)
         VisualizerController(services: services).addRoutes(to: routes)
@@ -48,7 +48,8 @@ public enum NaviscanAPI {
 
         let limits = configuration.limits
         let maxConnections = limits.effectiveMaxConnections()
-        let webSocketResponder = router.buildResponder()
+        let responder = BasePathResponder(basePath: configuration.basePath, inner: router.buildResponder())
+        let webSocketResponder = responder
         let server = HTTPServerBuilder { responder in
             guarded(HTTP1WebSocketUpgradeChannel(
                         responder: responder, webSocketResponder: webSocketResponder,
@@ -56,14 +57,14 @@ public enum NaviscanAPI {
                     limits: limits, registry: services.connections)
         }
         var app = Application(
-            router: router,
+            responder: responder,
             server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "naviscan",
                                  availableConnectionsDelegate: .maximum(maxConnections, logger: logger)),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
-        app.addServices(StoreWatcher(store: services.store, hub: services.hub, interval: configuration.pollInterval, logger: logger))
+        app.addServices(StoreWatcher(store: services.storeHandle, hub: services.hub, interval: configuration.pollInterval, logger: logger))
         if let maintainer = services.maintainer { app.addServices(maintainer) }
         return app
     }
@@ -71,15 +72,33 @@ public enum NaviscanAPI {
     /// The store, the library, and the server's workers: what the controllers share.
     static func makeServices(configuration: ServerConfiguration, logger: Logger) throws -> ServerServices {
         let layout = OutputLayout(root: configuration.dataDirectory)
-        guard FileManager.default.fileExists(atPath: layout.databasePath) else {
-            throw LibraryError.store(path: layout.databasePath, reason: "no store here; scan the library first, or serve the folder a scan wrote its results to")
+        var configuration = configuration
+        let newStore = !FileManager.default.fileExists(atPath: layout.databasePath)
+        if newStore {
+            // A library never scanned: a new store, and its first scan in the background (even
+            // with --no-watch); the server answers what it has meanwhile.
+            guard configuration.library != nil else {
+                throw LibraryError.store(path: layout.databasePath, reason: "no store here and no library named; name the library to analyse and serve, or serve the folder a scan wrote its results to")
+            }
+            if let reason = makeDirectories(layout.root) {
+                throw LibraryError.store(path: layout.root, reason: "cannot create the store's folder (\(reason)); choose another data folder")
+            }
+            if configuration.maintenance == nil {
+                var once = Maintenance()
+                once.watch = false
+                once.rescanInterval = nil
+                configuration.maintenance = once
+            }
+            logger.notice("no store yet: created one; the first scan of the library runs in the background",
+                          metadata: ["store": "\(layout.databasePath)", "library": "\(configuration.library ?? "")"])
         }
         let store = try LibraryStore(path: layout.databasePath)
+        let storeHandle = StoreHandle(path: layout.databasePath, store: store, logger: logger)
         let library = try configuration.library ?? store.libraryIdentity().root
         let hub = PushHub()
         let processor = TrackProcessor(layout: layout, visualizer: configuration.visualizer, profile: configuration.profile,
                                        durability: .immediate, profileFileWriter: .processor, logger: logger)
-        let precompute = PrecomputeQueue(processor: processor, store: store, hub: hub, workers: configuration.precomputeJobs,
+        let precompute = PrecomputeQueue(processor: processor, store: storeHandle, hub: hub, workers: configuration.precomputeJobs,
                                          capacity: configuration.precomputeQueueCapacity, logger: logger)
         let maintainer = try configuration.maintenance.map { maintenance -> LibraryMaintainer in
             guard let library else {
@@ -92,14 +111,25 @@ public enum NaviscanAPI {
             options.lockOwner = .watch
             options.parameters = configuration.parameters
             options.albumPerDisc = configuration.parameters?.albumPerDisc ?? false
-            return LibraryMaintainer(options: options, settings: maintenance, precompute: precompute, logger: logger)
+            return LibraryMaintainer(options: options, settings: maintenance, precompute: precompute,
+                                     storeAvailable: { storeHandle.unavailable == nil }, logger: logger)
         }
         let maxConnections = configuration.limits.effectiveMaxConnections()
         let connections = ConnectionRegistry(evictionThreshold: configuration.limits.evictionThreshold(maxConnections: maxConnections))
         let web = try WebAssets.locate().map { try WebAssets(directory: $0) }
         if web == nil { logger.warning("the web page's files are not installed; / answers 503 (set NAVISCAN_WEB_DIR to Sources/NaviscanServer/Web/Assets, or reinstall)") }
-        return ServerServices(configuration: configuration, layout: layout, store: store, library: library, hub: hub,
+        return ServerServices(configuration: configuration, layout: layout, storeHandle: storeHandle, library: library, hub: hub,
                               precompute: precompute, maintainer: maintainer, visSize: VisCacheSize(directory: layout.visDirectory),
                               connections: connections, logger: logger, web: web)
+    }
+
+    /// `mkdir -p`; the reason in words when it fails.
+    private static func makeDirectories(_ path: String) -> String? {
+        var prefix = ""
+        for part in path.split(separator: "/") {
+            prefix += "/" + part
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST { return "\(prefix): \(String(cString: strerror(errno)))" }
+        }
+        return nil
     }
 }

@@ -15,7 +15,7 @@ actor PrecomputeQueue {
 
     nonisolated let capacity: Int
     private let processor: TrackProcessor
-    private let store: LibraryStore
+    private let store: StoreHandle
     private let hub: PushHub
     private let layout: OutputLayout
     /// The scan's own rule: a track the store holds as it would analyse it now is not analysed again.
@@ -26,7 +26,7 @@ actor PrecomputeQueue {
     private var running = 0
     private let logger: Logger
 
-    init(processor: TrackProcessor, store: LibraryStore, hub: PushHub, workers: Int, capacity: Int = 256, logger: Logger) {
+    init(processor: TrackProcessor, store: StoreHandle, hub: PushHub, workers: Int, capacity: Int = 256, logger: Logger) {
         self.processor = processor
         self.store = store
         self.hub = hub
@@ -65,7 +65,7 @@ actor PrecomputeQueue {
     }
 
     private func run(_ file: LibraryFile) async {
-        let processor = self.processor, store = self.store, layout = self.layout, logger = self.logger, freshness = self.freshness
+        let processor = self.processor, store = self.store.current, layout = self.layout, logger = self.logger, freshness = self.freshness
         // A fault (disk full, store unwritable) records nothing: the client hears of it here.
         let fault = await withCheckedContinuation { (done: CheckedContinuation<String?, Never>) in
             DispatchQueue.global(qos: .utility).async {

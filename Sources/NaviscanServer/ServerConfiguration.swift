@@ -31,12 +31,30 @@ public struct ServerConfiguration: Sendable {
     public var corsOrigin: String?
     /// Timeouts and the connection cap (see docs/hardening.md).
     public var limits = ConnectionLimits()
+    /// The path prefix a reverse proxy serves naviscan under ("" or "/naviscan"): requests may come
+    /// with or without it, and every URL the page uses is relative to it.
+    public var basePath = ""
+    /// Who may use what (the token; see `AccessPolicy`).
+    public var access = AccessPolicy()
 
     public init(dataDirectory: String, library: String? = nil, host: String = Defaults.host, port: Int = Defaults.port) {
         self.dataDirectory = dataDirectory
         self.library = library
         self.host = host
         self.port = port
+    }
+}
+
+/// The access token's rule: with a token, `/stream`, the web page and every write endpoint need it;
+/// the companion's read endpoints (profiles, frames, waveforms, the push socket) need it only with
+/// `protectCompanion`. `/health` never does (health checks carry no secrets).
+public struct AccessPolicy: Sendable {
+    public var token: String?
+    public var protectCompanion = false
+
+    public init(token: String? = nil, protectCompanion: Bool = false) {
+        self.token = token
+        self.protectCompanion = protectCompanion
     }
 }
 

@@ -55,7 +55,8 @@ struct ConfigCommand: AsyncParsableCommand {
             var object: [String: Any] = [:]
             for setting in Settings.all {
                 let entry = settings[setting]
-                object[setting.key] = ["value": entry.value?.jsonObject ?? NSNull(), "source": entry.source.description]
+                let value: Any = setting.secret && entry.value != nil ? "(set)" : entry.value?.jsonObject ?? NSNull()
+                object[setting.key] = ["value": value, "source": entry.source.description]
             }
             object["config_file"] = settings.configFile.map { ["path": $0, "found": settings.configFileFound] as [String: Any] } ?? NSNull()
             let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
@@ -70,6 +71,7 @@ struct ConfigCommand: AsyncParsableCommand {
         for setting in Settings.all {
             let entry = settings[setting]
             var value = entry.value?.description ?? "(\(setting.defaultNote ?? "unset"))"
+            if setting.secret, entry.value != nil { value = "(set)" }
             if setting == Settings.out, entry.value == nil, let location { value = location.out + "  (LIBRARY/.naviscan)" }
             print(Settings.column(setting.key, \.key) + " "
                 + value.padding(toLength: max(24, value.count), withPad: " ", startingAt: 0) + "  " + entry.source.description)

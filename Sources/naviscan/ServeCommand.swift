@@ -19,12 +19,25 @@ struct ServeCommand: AsyncParsableCommand {
             While it serves, it keeps the library analysed: it scans once at start, watches the library \
             (inotify, new folders included) and scans again, incrementally and with the same prune guard as \
             `naviscan scan`, once changes have been quiet for 3 s and no file is still being written; and it \
-            re-scans everything every --rescan-interval. --no-watch turns all of that off. Open \
-            http://HOST:PORT/ for the web page.
+            re-scans everything every --rescan-interval. --no-watch turns all of that off. A library never \
+            scanned gets a new store and its first scan in the background (even with --no-watch); /health \
+            and the page show the progress, and the API answers what is done so far. Open http://HOST:PORT/ \
+            for the web page.
+
+            Off loopback (--host 0.0.0.0, a LAN address) the audio, the page and every write need an access \
+            token: --token, NAVISCAN_SERVE_TOKEN or 'serve.token' in the config file, else the one in OUT/token, \
+            made at the first start and printed that once. Players send it as `Authorization: Bearer TOKEN`; a \
+            browser opens http://HOST:PORT/?token=TOKEN once. The companion's reads (profiles, frames, \
+            waveforms, /ws/push) stay open for the mobile app unless --protect-companion; /health is always open.
+
+            Behind a reverse proxy under a sub-path, pass --base-path /naviscan: requests work with or without \
+            the prefix, and every URL of the page is relative to it.
 
             Examples:
               naviscan serve --library ~/Music
               naviscan serve -o /srv/naviscan --host 0.0.0.0 --port 8080
+              NAVISCAN_SERVE_TOKEN=$(cat /etc/naviscan/token) naviscan serve --library /music --host 0.0.0.0
+              naviscan serve --library ~/Music --base-path /naviscan --log-level warning
             """
     )
 
@@ -54,9 +67,30 @@ struct ServeCommand: AsyncParsableCommand {
                                valueName: "origin"))
     var corsOrigin: String?
 
+    @Option(help: ArgumentHelp("Access token (\(Settings.token.defaultText)); prefer NAVISCAN_SERVE_TOKEN or the config file, which `ps` does not show.",
+                               valueName: "token"))
+    var token: String?
+
+    @Flag(name: .customLong("protect-companion"), help: "Require the token for the companion's reads too (profiles, frames, waveforms, /ws/push).")
+    var protectCompanion = false
+
+    @Option(help: ArgumentHelp("Path prefix of a reverse proxy's sub-path, as /naviscan (\(Settings.basePath.defaultText)).", valueName: "path"))
+    var basePath: String?
+
+    @Option(help: ArgumentHelp("trace, debug, info (a line per request), notice, warning, error or critical (\(Settings.logLevel.defaultText)).",
+                               valueName: "level"))
+    var logLevel: String?
+
     @OptionGroup var store: StoreOptions
 
     func validate() throws {
+        if let token, let problem = AccessToken.problem(token) { throw ValidationError("--token: \(problem)") }
+        if let basePath, BasePath.normalized(basePath) == nil {
+            throw ValidationError("--base-path must be a path of plain names such as /naviscan or /music/naviscan, not '\(basePath)'")
+        }
+        if let logLevel, Logger.Level(rawValue: logLevel) == nil {
+            throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical, not '\(logLevel)'")
+        }
         if let port, !(0...65_535).contains(port) { throw ValidationError("--port must be 0…65535") }
         if let jobs, !(1...64).contains(jobs) { throw ValidationError("--jobs must be 1…64") }
         if let rescanInterval, Self.interval(rescanInterval) == nil {
@@ -73,6 +107,10 @@ struct ServeCommand: AsyncParsableCommand {
         if let rescanInterval { values[Settings.rescanInterval.key] = .string(rescanInterval) }
         if noStream { values[Settings.stream.key] = .bool(false) }
         if let corsOrigin { values[Settings.corsOrigin.key] = .string(corsOrigin) }
+        if let token { values[Settings.token.key] = .string(token) }
+        if protectCompanion { values[Settings.protectCompanion.key] = .bool(true) }
+        if let basePath { values[Settings.basePath.key] = .string(basePath) }
+        if let logLevel { values[Settings.logLevel.key] = .string(logLevel) }
         return values
     }
 
@@ -86,10 +124,20 @@ struct ServeCommand: AsyncParsableCommand {
         let jobs = settings.int(Settings.serveJobs) ?? 1
         guard (1...64).contains(jobs) else { throw CLIError("\(settings.origin(Settings.serveJobs)) must be 1…64, got \(jobs)") }
 
+        let levelName = settings.string(Settings.logLevel) ?? "info"
+        guard let level = Logger.Level(rawValue: levelName) else {
+            throw CLIError("\(settings.origin(Settings.logLevel)) must be trace, debug, info, notice, warning, error or critical, not '\(levelName)'")
+        }
+        let basePathText = settings.string(Settings.basePath) ?? ""
+        guard let basePath = BasePath.normalized(basePathText) else {
+            throw CLIError("\(settings.origin(Settings.basePath)) must be a path of plain names such as /naviscan, not '\(basePathText)'")
+        }
+        let access = try Self.accessPolicy(settings, host: host, out: location.out, port: port, basePath: basePath)
+
         // Request lines are logged at info: the server logs at info unless told otherwise.
         LoggingSystem.bootstrap { label in
             var handler = EscapingLogHandler(StreamLogHandler.standardError(label: label))
-            handler.logLevel = .info
+            handler.logLevel = level
             return handler
         }
         let logger = Logger(label: "naviscan.serve")
@@ -97,6 +145,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.precomputeJobs = jobs
         configuration.stream = settings.bool(Settings.stream) ?? true
         configuration.corsOrigin = settings.string(Settings.corsOrigin)
+        configuration.basePath = basePath
+        configuration.access = access
         if settings.bool(Settings.watch) ?? true {
             let text = settings.string(Settings.rescanInterval) ?? Defaults.rescanInterval
             guard let interval = Self.interval(text) else {
@@ -121,6 +171,44 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw CLIError(Self.describe(error, host: host, port: port))
         }
+    }
+
+    /// The token rule for this address: a configured token always applies; off loopback without
+    /// one, the data folder's token file is used, made (and printed, that once) at the first start.
+    static func accessPolicy(_ settings: EffectiveConfiguration, host: String, out: String, port: Int, basePath: String) throws -> AccessPolicy {
+        var policy = AccessPolicy(protectCompanion: settings.bool(Settings.protectCompanion) ?? false)
+        if let token = settings.string(Settings.token) {
+            if let problem = AccessToken.problem(token) { throw CLIError("\(settings.origin(Settings.token)): \(problem)") }
+            policy.token = token
+        } else if !isLoopback(host) {
+            let file = out + "/token"
+            if !FileManager.default.fileExists(atPath: out) {
+                do { try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true) } catch {
+                    throw CLIError("cannot create the data folder \(out) for the access token; make its parent writable or pass --out DIR")
+                }
+            }
+            let (token, created) = try AccessToken.loadOrCreate(file: file)
+            policy.token = token
+            if created {
+                let shown = host == "0.0.0.0" || host == "::" ? "THIS-MACHINE" : host
+                FileHandle.standardError.write(Data("""
+                    naviscan: \(host) is reachable from the network, so the audio, the web page and writes need an access token.
+                    naviscan: made one and kept it in \(file) (readable by its owner only); it is shown this once:
+                      \(token)
+                    naviscan: open http://\(shown):\(port)\(basePath)/?token=<token> once in a browser; players send `Authorization: Bearer <token>`.
+
+                    """.utf8))
+            }
+        }
+        if policy.protectCompanion && policy.token == nil {
+            throw CLIError("\(settings.origin(Settings.protectCompanion)) needs a token: give one with --token or NAVISCAN_SERVE_TOKEN")
+        }
+        return policy
+    }
+
+    /// Addresses only this machine reaches.
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 
     /// `30m`, `6h`, `1d`, `90s` (or a bare number of seconds); `0` is zero (no periodic re-scan).

@@ -222,8 +222,10 @@ final class LogCollector: @unchecked Sendable {
     var text: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
 
     func listeningPort() -> Int? {
-        guard let range = text.range(of: "listening on http://127.0.0.1:") else { return nil }
-        return Int(text[range.upperBound...].prefix { $0.isNumber })
+        guard let range = text.range(of: "listening on http://") else { return nil }
+        let address = text[range.upperBound...].prefix { !$0.isWhitespace }
+        guard let colon = address.lastIndex(of: ":") else { return nil }
+        return Int(address[address.index(after: colon)...])
     }
 }
 

@@ -28,7 +28,8 @@ public final class AtomicFile {
     private var committed = false
     private let directory: String
 
-    public init(destination: String, durability: Durability = .immediate) throws {
+    /// `mode`: the new file's permissions (0o600 for a secret).
+    public init(destination: String, durability: Durability = .immediate, mode: mode_t = 0o644) throws {
         self.destination = destination
         self.durability = durability
         let slash = destination.lastIndex(of: "/")
@@ -41,7 +42,7 @@ public final class AtomicFile {
             throw OutputFileError(path: destination, code: errno, action: "cannot create a file in \(directory)")
         }
         temporaryPath = template.withUnsafeBufferPointer { SystemPath.string(fromCString: $0.baseAddress!) }
-        fchmod(fd, 0o644)
+        fchmod(fd, mode)
     }
 
     deinit {
@@ -50,8 +51,9 @@ public final class AtomicFile {
     }
 
     /// Writes `bytes` as the whole new content of `destination`: a temporary file, renamed into place.
-    public static func write(_ bytes: some ContiguousBytes, to destination: String, durability: Durability = .immediate) throws {
-        let out = try AtomicFile(destination: destination, durability: durability)
+    public static func write(_ bytes: some ContiguousBytes, to destination: String, durability: Durability = .immediate,
+                             mode: mode_t = 0o644) throws {
+        let out = try AtomicFile(destination: destination, durability: durability, mode: mode)
         try bytes.withUnsafeBytes { try out.write($0) }
         try out.commit()
     }

@@ -2,15 +2,20 @@ import Foundation
 import Hummingbird
 import NaviscanCore
 
-/// `GET /health`: what the store holds and what the server is doing.
+/// `GET /health`: what the store holds and what the server is doing; 503 while the store is gone.
 struct AdminController {
     let services: ServerServices
 
     func addRoutes(to routes: Routes) {
-        routes.get("/health") { _, _ in try await health() }
+        routes.get("/health", access: .open) { _, _ in try await health() }
     }
 
     private func health() async throws -> Response {
+        if let reason = services.storeHandle.unavailable {
+            return JSONBody.response(status: .serviceUnavailable, object: [
+                "status": "store_unavailable", "error": reason, "analyzer": "\(NaviscanVersion.name) \(NaviscanVersion.version)",
+            ])
+        }
         let counts = try await services.store.counts()
         let maintenance = services.maintainer?.status()
         var answer: [String: Any] = [

@@ -18,15 +18,15 @@ struct CompanionController {
     let services: ServerServices
 
     func addRoutes(to routes: Routes) {
-        routes.get("/smart-dj/profile") { request, _ in
+        routes.get("/smart-dj/profile", access: .companion) { request, _ in
             try await profile(RelativePath.validate(request.uri.queryParameters.get("relative_path")))
         }
-        routes.get("/smart-dj/bulk-profiles") { request, _ in
+        routes.get("/smart-dj/bulk-profiles", access: .companion) { request, _ in
             let values = request.uri.queryParameters.getAll("paths")
             guard !values.isEmpty else { throw APIError.badRequest("paths is required (comma-separated, repeated, or POST a JSON array)") }
             return try await bulk(values.flatMap { $0.split(separator: ",").map(String.init) })
         }
-        routes.post("/smart-dj/bulk-profiles") { request, _ in
+        routes.post("/smart-dj/bulk-profiles", access: .companion) { request, _ in
             let body = try await request.body.collect(upTo: Self.bulkBodyLimit)
             let object = try? JSONSerialization.jsonObject(with: Data(buffer: body))
             guard let paths = (object as? [String]) ?? ((object as? [String: Any])?["paths"] as? [String]) else {
@@ -35,7 +35,7 @@ struct CompanionController {
             return try await bulk(paths)
         }
         let hub = services.hub
-        routes.webSocket("/ws/push") { inbound, outbound, _ in
+        routes.webSocket("/ws/push", access: .companion) { inbound, outbound, _ in
             let (id, events) = await hub.register()
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {

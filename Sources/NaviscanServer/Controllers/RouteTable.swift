@@ -23,22 +23,51 @@ final class RouteTable: Sendable {
 }
 
 /// Where a controller registers its routes: the router, with each registration noted in the table.
+/// Every route says who may call it (`RouteAccess`); the token and the store's availability are
+/// checked by middleware on each route's group, so no handler repeats them.
 struct Routes {
     let router: Router<NaviscanRequestContext>
     let table: RouteTable
+    let access: AccessPolicy
+    let basePath: String
+    let store: StoreHandle
 
-    func get(_ path: String, use handler: @escaping @Sendable (Request, NaviscanRequestContext) async throws -> Response) {
-        table.note(path, .get)
-        router.get(RouterPath(path), use: handler)
+    private func group(_ routeAccess: RouteAccess) -> RouterGroup<NaviscanRequestContext> {
+        let group = router.group()
+        group.add(middleware: AccessMiddleware(access: routeAccess, policy: access, basePath: basePath))
+        if routeAccess != .open { group.add(middleware: StoreOutageMiddleware(store: store)) }
+        return group
     }
 
-    func post(_ path: String, use handler: @escaping @Sendable (Request, NaviscanRequestContext) async throws -> Response) {
+    func get(_ path: String, access routeAccess: RouteAccess,
+             use handler: @escaping @Sendable (Request, NaviscanRequestContext) async throws -> Response) {
+        table.note(path, .get)
+        group(routeAccess).get(RouterPath(path), use: handler)
+    }
+
+    func post(_ path: String, access routeAccess: RouteAccess,
+              use handler: @escaping @Sendable (Request, NaviscanRequestContext) async throws -> Response) {
         table.note(path, .post)
-        router.post(RouterPath(path), use: handler)
+        group(routeAccess).post(RouterPath(path), use: handler)
     }
 
-    func webSocket(_ path: String, onUpgrade handler: @escaping WebSocketDataHandler<WebSocketRouterContext<NaviscanRequestContext>>) {
+    func webSocket(_ path: String, access routeAccess: RouteAccess,
+                   onUpgrade handler: @escaping WebSocketDataHandler<WebSocketRouterContext<NaviscanRequestContext>>) {
         table.note(path, .get)
-        router.ws(RouterPath(path), onUpgrade: handler)
+        group(routeAccess).ws(RouterPath(path), onUpgrade: handler)
+    }
+}
+
+/// While the store is gone (see `StoreHandle`), every route that reads it answers 503 and says why.
+struct StoreOutageMiddleware<Context: RequestContext>: RouterMiddleware {
+    let store: StoreHandle
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if let reason = store.unavailable {
+            var response = JSONBody.response(status: .serviceUnavailable, object: ["error": reason])
+            response.headers[.retryAfter] = "10"
+            return response
+        }
+        return try await next(request, context)
     }
 }

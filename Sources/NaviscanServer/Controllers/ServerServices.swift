@@ -8,7 +8,9 @@ import NaviscanLibrary
 struct ServerServices: Sendable {
     let configuration: ServerConfiguration
     let layout: OutputLayout
-    let store: LibraryStore
+    /// The store, reopened after an outage (see `StoreHandle`).
+    let storeHandle: StoreHandle
+    var store: LibraryStore { storeHandle.current }
     /// The library root: the configured one, else the one the last scan recorded.
     let library: String?
     let hub: PushHub
@@ -32,6 +34,8 @@ struct ServerServices: Sendable {
     /// on the server's disk; a read that failed for a reason that may pass (an I/O error) marks nothing.
     func damaged(_ path: String, _ output: DamagedOutput, _ error: Error, files: [String] = []) async -> APIError {
         let what = output.rawValue
+        // The whole store gone (an unmounted share) is not damage to this track: nothing is marked.
+        if let reason = storeHandle.unavailable { return APIError(status: .serviceUnavailable, message: reason) }
         let missing = StoredOutputError.isMissing(files)
         logger.warning(missing ? "missing stored output" : "damaged stored output",
                        metadata: ["path": "\(path)", "output": "\(what)", "error": "\(error)"])

@@ -7,7 +7,7 @@ struct StreamController {
     let services: ServerServices
 
     func addRoutes(to routes: Routes) {
-        routes.get("/stream") { request, context in
+        routes.get("/stream", access: .restricted) { request, context in
             guard services.configuration.stream else { throw APIError.notFound("streaming is turned off on this server") }
             let path = try RelativePath.validate(request.uri.queryParameters.get("relative_path"))
             guard let library = services.library else {

@@ -15,10 +15,10 @@ struct VisualizerController {
     let validated = ValidatedFrames()
 
     func addRoutes(to routes: Routes) {
-        routes.get("/visualizer/frames") { request, context in try await frames(request, context) }
-        routes.get("/waveform") { request, _ in try await waveform(request) }
-        routes.post("/visualizer/precompute") { request, _ in try await precompute(request) }
-        routes.get("/visualizer/precompute") { request, _ in try await precomputeState(request) }
+        routes.get("/visualizer/frames", access: .companion) { request, context in try await frames(request, context) }
+        routes.get("/waveform", access: .companion) { request, _ in try await waveform(request) }
+        routes.post("/visualizer/precompute", access: .restricted) { request, _ in try await precompute(request) }
+        routes.get("/visualizer/precompute", access: .companion) { request, _ in try await precomputeState(request) }
     }
 
     private func frames(_ request: Request, _ context: NaviscanRequestContext) async throws -> Response {

@@ -8,11 +8,11 @@ struct WebController {
     let services: ServerServices
 
     func addRoutes(to routes: Routes) {
-        routes.get("/") { _, _ in try await library() }
-        routes.get("/track") { request, _ in
+        routes.get("/", access: .restricted) { _, _ in try await library() }
+        routes.get("/track", access: .restricted) { request, _ in
             try await track(RelativePath.validate(request.uri.queryParameters.get("relative_path")))
         }
-        routes.get("/static/{name}") { _, context in
+        routes.get("/static/{name}", access: .restricted) { _, context in
             try assets().file(named: context.parameters.get("name") ?? "")
         }
     }
@@ -36,6 +36,7 @@ struct WebController {
             ["path": $0.relativePath, "link": WebText.query($0.relativePath), "reason": $0.errorMessage ?? "failed"]
         }
         return web.page("library", [
+            "base": services.configuration.basePath,
             "library": services.library ?? services.configuration.dataDirectory, "analyzer": "\(NaviscanVersion.name) \(NaviscanVersion.version)",
             "track_count": tracks.count, "profile_count": counts.profiles, "vis_count": counts.vis, "failed_count": counts.failed,
             "pending": await services.pending(),
@@ -51,6 +52,7 @@ struct WebController {
         // A stored profile this version cannot read shows no fields (the JSON API reports it as damaged).
         let profile = record.profileJSON.flatMap { try? StoredProfile.read(Data($0.utf8)) }
         return web.page("track", [
+            "base": services.configuration.basePath,
             "path": path, "link": WebText.query(path), "stream": services.configuration.stream,
             "failed": record.status == .failed ? (record.errorMessage ?? "failed") : false,
             "fields": profile.map(WebText.profileFields) ?? [],

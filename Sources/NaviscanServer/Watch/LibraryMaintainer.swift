@@ -32,6 +32,9 @@ final class LibraryMaintainer: Service, @unchecked Sendable {
     private let options: ScanOptions
     private let settings: Maintenance
     private let precompute: PrecomputeQueue
+    /// False while the store is gone (an unmounted share): no scan starts then, so none writes a
+    /// new store where the real one will be again.
+    private let storeAvailable: @Sendable () -> Bool
     private let logger: Logger
     private let lock = NSLock()
     private var watch: DirectoryWatch?
@@ -44,10 +47,12 @@ final class LibraryMaintainer: Service, @unchecked Sendable {
     private var lastScanError: String?
     private var nextPeriodicScan: ContinuousClock.Instant?
 
-    init(options: ScanOptions, settings: Maintenance, precompute: PrecomputeQueue, logger: Logger) {
+    init(options: ScanOptions, settings: Maintenance, precompute: PrecomputeQueue,
+         storeAvailable: @escaping @Sendable () -> Bool = { true }, logger: Logger) {
         self.options = options
         self.settings = settings
         self.precompute = precompute
+        self.storeAvailable = storeAvailable
         self.logger = logger
     }
 
@@ -119,7 +124,7 @@ final class LibraryMaintainer: Service, @unchecked Sendable {
     private func loop() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(200))
-            guard isDue(), await precompute.isIdle else { continue }
+            guard isDue(), storeAvailable(), await precompute.isIdle else { continue }
             await scan()
         }
     }

@@ -31,12 +31,15 @@ struct Setting: Sendable, Hashable {
     /// What the default means when `defaultValue` is nil.
     let defaultNote: String?
     let summary: String
+    /// A secret (the access token): `naviscan config` says where it comes from, never its value.
+    let secret: Bool
 
-    init(_ key: String, _ kind: Kind, default defaultValue: SettingValue?, note: String? = nil, _ summary: String) {
+    init(_ key: String, _ kind: Kind, default defaultValue: SettingValue?, note: String? = nil, secret: Bool = false, _ summary: String) {
         self.key = key
         self.kind = kind
         self.defaultValue = defaultValue
         self.defaultNote = note
+        self.secret = secret
         self.summary = summary
     }
 
@@ -111,12 +114,21 @@ enum Settings {
     static let stream = Setting("serve.stream", .bool, default: .bool(true), "Serve the audio files (GET /stream).")
     static let corsOrigin = Setting("serve.cors-origin", .string, default: nil, note: "no CORS headers",
                                     "The origin allowed to call the API from a browser page (`*` for any).")
+    static let token = Setting("serve.token", .string, default: nil, note: "none on loopback; on another address, OUT/token, made at first start",
+                               secret: true, "Access token for the audio, the web page and writes (at least 16 characters).")
+    static let protectCompanion = Setting("serve.protect-companion", .bool, default: .bool(false),
+                                          "Require the token for the companion's reads too (profiles, frames, waveforms, /ws/push).")
+    static let basePath = Setting("serve.base-path", .string, default: nil, note: "none",
+                                  "Path prefix of a reverse proxy that serves naviscan under a sub-path, e.g. /naviscan.")
+    static let logLevel = Setting("serve.log-level", .string, default: .string("info"),
+                                  "What `serve` logs: trace, debug, info (each request), notice, warning, error or critical.")
 
     /// The analysis parameters a store records, so a plain re-scan reuses them.
     static let analysis: [Setting] = [writeVis, writeDJ, fps, bands, minHz, maxHz, encoding,
                                       referenceLUFS, silenceThreshold, bpmRange, truePeak, albumPerDisc,
                                       waveformPPS, waveformBits, waveformPerChannel]
-    static let all: [Setting] = [library, out, jobs, failOn, followExternalLinks] + analysis + [host, port, serveJobs, watch, rescanInterval, stream, corsOrigin]
+    static let all: [Setting] = [library, out, jobs, failOn, followExternalLinks] + analysis + [host, port, serveJobs, watch, rescanInterval, stream, corsOrigin,
+                                                                                                 token, protectCompanion, basePath, logLevel]
 
     /// `text` padded to the longest of the settings' `field` (keys and variable names are never cut).
     static func column(_ text: String, _ field: KeyPath<Setting, String>) -> String {

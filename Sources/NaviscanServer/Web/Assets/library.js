@@ -48,7 +48,7 @@ const stateText = { scanning: "scanning", waiting: "changes seen; a scan starts 
 
 async function refresh() {
   try {
-    const health = await (await fetch("/health")).json();
+    const health = await (await fetch("health")).json();
     document.getElementById("count-profiles").textContent = health.profile_count;
     document.getElementById("count-vis").textContent = health.vis_count;
     document.getElementById("count-failed").textContent = health.failed;
@@ -62,14 +62,21 @@ async function refresh() {
   }
 }
 
+// The push socket under the page's base (a reverse proxy's sub-path included), ws: or wss: as the page.
+function pushURL() {
+  const url = new URL("ws/push", document.baseURI);
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  return url.href;
+}
+
 function connect() {
-  const socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws/push`);
+  const socket = new WebSocket(pushURL());
   const events = document.getElementById("events");
   socket.onmessage = (message) => {
     const event = JSON.parse(message.data);
     const item = document.createElement("li");
     const link = document.createElement("a");
-    link.href = "/track?relative_path=" + encodeURIComponent(event.relative_path);
+    link.href = "track?relative_path=" + encodeURIComponent(event.relative_path);
     link.textContent = event.relative_path;
     item.append(event.event === "track_failed" ? "failed: " : "analysed: ", link);
     if (event.error) item.append(` (${event.error})`);

@@ -124,8 +124,8 @@ waveCanvas.addEventListener("click", (event) => {
 async function load() {
   const bins = Math.min(4096, Math.max(8, Math.round(waveCanvas.clientWidth || 600)));
   const [profileAnswer, waveAnswer, framesAnswer] = await Promise.all([
-    fetch("/smart-dj/profile?" + query), fetch(`/waveform?${query}&bins=${bins}`),
-    fetch("/visualizer/frames?format=binary&" + query),
+    fetch("smart-dj/profile?" + query), fetch(`waveform?${query}&bins=${bins}`),
+    fetch("visualizer/frames?format=binary&" + query),
   ]);
   if (profileAnswer.ok) profile = await profileAnswer.json();
   if (waveAnswer.ok) {

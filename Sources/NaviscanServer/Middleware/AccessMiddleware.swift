@@ -1,0 +1,151 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NaviscanCore
+
+/// What a route needs from the caller when the server has an access token.
+enum RouteAccess: Sendable {
+    /// Never a token: `/health`, so that health checks and load balancers need no secret.
+    case open
+    /// The companion's reads (profiles, frames, waveforms, the push socket): a token only when the
+    /// policy protects them too, so the mobile app keeps working on a LAN.
+    case companion
+    /// The audio, the web page and every write: always the token.
+    case restricted
+}
+
+/// Checks the access token on the routes of one `RouteAccess` class. The token may come as
+/// `Authorization: Bearer TOKEN`, as `?token=TOKEN`, or as the page's cookie: opening the page once
+/// with `?token=` sets the cookie and redirects to the same page without it, so the token stays out
+/// of the address bar, bookmarks and the history. Compared in constant time; never logged.
+struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
+    static var cookieName: String { "naviscan_token" }
+
+    let access: RouteAccess
+    let policy: AccessPolicy
+    let basePath: String
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let token = policy.token, needsToken else { return try await next(request, context) }
+        if let presented = request.uri.queryParameters.get("token"), Self.equal(presented, token) {
+            if request.method == .get, isPage(request) { return redirectSettingCookie(request, token: token) }
+            return try await next(request, context)
+        }
+        if let presented = Self.bearer(request) ?? Self.cookie(request), Self.equal(presented, token) {
+            return try await next(request, context)
+        }
+        return refusal(request)
+    }
+
+    private var needsToken: Bool {
+        switch access {
+        case .open: return false
+        case .companion: return policy.protectCompanion
+        case .restricted: return true
+        }
+    }
+
+    private func isPage(_ request: Request) -> Bool { request.uri.path == "/" || request.uri.path == "/track" }
+
+    private func redirectSettingCookie(_ request: Request, token: String) -> Response {
+        let rest = (request.uri.queryParameters.filter { $0.key != "token" }).map { pair in
+            "\(pair.key)=\(String(pair.value).addingPercentEncoding(withAllowedCharacters: .urlQueryValueAllowed) ?? "")"
+        }
+        let location = basePath + request.uri.path + (rest.isEmpty ? "" : "?" + rest.joined(separator: "&"))
+        var headers: HTTPFields = [.location: location, .cacheControl: "no-store"]
+        headers[.setCookie] = "\(Self.cookieName)=\(token); Path=\(basePath)/; Max-Age=31536000; HttpOnly; SameSite=Strict"
+        return Response(status: .seeOther, headers: headers)
+    }
+
+    private func refusal(_ request: Request) -> Response {
+        let message = "this naviscan needs its access token: send `Authorization: Bearer TOKEN`, or open the page once as "
+            + "\(basePath)/?token=TOKEN. The token was printed when naviscan serve first started and is kept in the token file of its data folder "
+            + "(or set with --token / NAVISCAN_SERVE_TOKEN)."
+        var response = JSONBody.response(status: .unauthorized, object: ["error": message])
+        response.headers[.wwwAuthenticate] = "Bearer realm=\"naviscan\""
+        if request.method == .get, isPage(request) {
+            let html = "<!doctype html><meta charset=\"utf-8\"><title>naviscan: token needed</title><p>"
+                + message.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;") + "</p>"
+            response.headers[.contentType] = "text/html; charset=utf-8"
+            response.body = .init(byteBuffer: ByteBuffer(string: html))
+        }
+        return response
+    }
+
+    static func bearer(_ request: Request) -> String? {
+        guard let value = request.headers[.authorization] else { return nil }
+        let parts = value.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return parts[1].trimmingCharacters(in: .whitespaces)
+    }
+
+    static func cookie(_ request: Request) -> String? {
+        for header in request.headers[values: .cookie] {
+            for pair in header.split(separator: ";") {
+                let kv = pair.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
+                if kv.count == 2, kv[0] == cookieName { return String(kv[1]) }
+            }
+        }
+        return nil
+    }
+
+    /// Constant time in the presented token's content: every byte of the expected token is compared.
+    static func equal(_ presented: String, _ expected: String) -> Bool {
+        let p = Array(presented.utf8), e = Array(expected.utf8)
+        var difference: UInt8 = p.count == e.count ? 0 : 1
+        for i in 0..<e.count { difference |= (i < p.count ? p[i] : 0) ^ e[i] }
+        return difference == 0 && !e.isEmpty
+    }
+}
+
+/// The token file could not be used: what to do, in words.
+public struct AccessTokenError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
+
+/// A token for a server that is reachable from the network: 32 random bytes, URL-safe base64.
+public enum AccessToken {
+    public static func generate() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    /// The token kept in `file` (the data folder's `token`), made and written (mode 600, atomically)
+    /// when there is none yet; `created` says so, so the caller prints it that once.
+    public static func loadOrCreate(file: String) throws -> (token: String, created: Bool) {
+        if FileManager.default.fileExists(atPath: file) {
+            guard let data = FileManager.default.contents(atPath: file),
+                  let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines) else {
+                throw AccessTokenError(message: "cannot read the access token file \(file); make it readable by the user naviscan runs as, or delete it to have a new one made")
+            }
+            if let problem = problem(text) {
+                throw AccessTokenError(message: "the access token file \(file) holds no usable token (\(problem)); put one in it, or delete it to have a new one made")
+            }
+            return (text, false)
+        }
+        let token = generate()
+        do {
+            try AtomicFile.write(Data((token + "\n").utf8), to: file, mode: 0o600)
+        } catch {
+            throw AccessTokenError(message: "cannot write the access token file \(file) (\(error)); make the data folder writable, or give a token with --token or NAVISCAN_SERVE_TOKEN")
+        }
+        return (token, true)
+    }
+
+    /// A token must be long enough not to be guessed over the network, and printable in a header.
+    public static func problem(_ token: String) -> String? {
+        if token.count < 16 { return "an access token must have at least 16 characters" }
+        if !token.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != ";" && $0 != "," && $0 != "\"" && !$0.isNewline }) {
+            return "an access token may hold only printable ASCII characters without spaces, quotes, commas or semicolons"
+        }
+        return nil
+    }
+}
+
+extension CharacterSet {
+    /// A query value: unreserved characters only.
+    static let urlQueryValueAllowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+}

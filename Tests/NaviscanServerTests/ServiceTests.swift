@@ -1,0 +1,183 @@
+import Foundation
+import NaviscanLibrary
+import NaviscanTestSupport
+import Testing
+
+/// `naviscan serve` run the way a self-hoster runs it: the real executable, over loopback.
+@Suite("serve as a service: a first start on any library, a token off loopback, a sub-path, a store that comes and goes", .serialized)
+struct ServiceTests {
+    struct Scratch {
+        let root: String
+        var library: String { root + "/Music" }
+        var data: String { root + "/data" }
+
+        init() throws {
+            root = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-service")
+            try FileManager.default.copyItem(atPath: FixturePaths.fixture("demo"), toPath: library)
+        }
+
+        func scan() throws {
+            let scan = try NaviscanProcess.run(["scan", library, "--out", data, "--quiet"])
+            #expect(scan.status == 0, "\(scan.stderr)")
+        }
+
+        func remove() { try? FileManager.default.removeItem(atPath: root) }
+    }
+
+    static func get(_ server: ServerProcess, _ target: String, headers: [String: String] = [:]) throws -> RawSocket.Response {
+        try RawSocket(port: server.port).request("GET", target, headers: headers)
+    }
+
+    static func json(_ response: RawSocket.Response) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
+    }
+
+    /// Polls until `ready` holds or `seconds` pass; true when it held.
+    static func eventually(seconds: Double, _ ready: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try ready() { return true }
+            usleep(200_000)
+        }
+        return false
+    }
+
+    @Test("A library never scanned: serve creates the store, answers /health at once and serves a profile within a minute")
+    func firstStart() throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        let server = try ServerProcess(arguments: ["--library", s.library, "--out", s.data])
+        defer { server.stop() }
+        let health = try Self.get(server, "/health")
+        #expect(health.status == 200, "\(server.output)")
+        #expect(Self.json(health)["status"] as? String == "ok")
+        let served = try Self.eventually(seconds: 60) {
+            try Self.get(server, "/smart-dj/profile?relative_path=groove_120bpm.mp3").status == 200
+        }
+        #expect(served, "\(server.output)")
+        let profile = Self.json(try Self.get(server, "/smart-dj/profile?relative_path=groove_120bpm.mp3"))
+        #expect((profile["bpm"] as? Double).map { abs($0 - 120) < 2 } == true, "\(profile)")
+        let recorded = try Self.eventually(seconds: 30) {
+            try LibraryStore(path: s.data + "/naviscan.db").lastScan()?.by == ScanLock.Owner.watch.rawValue
+        }
+        #expect(recorded, "the first scan records itself as serve's")
+    }
+
+    @Test("Off loopback: a token is made once (mode 600); /stream, the page and writes answer 401 without it, 200 with it")
+    func tokenOffLoopback() throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        try s.scan()
+        var server: ServerProcess? = try ServerProcess(arguments: ["--out", s.data, "--host", "0.0.0.0", "--no-watch"])
+        let tokenFile = s.data + "/token"
+        let token = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(token.count >= 40)
+        let mode = (try FileManager.default.attributesOfItem(atPath: tokenFile)[.posixPermissions] as? NSNumber)?.intValue
+        #expect(mode == 0o600)
+        let first = try #require(server)
+        #expect(first.output.contains(token), "the new token is shown once")
+        let track = "relative_path=groove_120bpm.mp3"
+
+        for target in ["/stream?\(track)", "/", "/track?\(track)", "/static/naviscan.css"] {
+            let refused = try Self.get(first, target)
+            #expect(refused.status == 401, "\(target)")
+            #expect(String(decoding: refused.body, as: UTF8.self).contains("access token"), "\(target)")
+            #expect(try Self.get(first, target, headers: ["Authorization": "Bearer \(token)"]).status == 200, "\(target)")
+            #expect(try Self.get(first, target, headers: ["Authorization": "Bearer \(token.dropLast())x"]).status == 401, "\(target)")
+        }
+        let write = try RawSocket(port: first.port).request("POST", "/visualizer/precompute", headers: ["Content-Type": "application/json"],
+                                                           body: Array(#"{"relative_path": "groove_120bpm.mp3"}"#.utf8))
+        #expect(write.status == 401)
+        // Open for the mobile app and for health checks.
+        #expect(try Self.get(first, "/smart-dj/profile?\(track)").status == 200)
+        #expect(try Self.get(first, "/health").status == 200)
+
+        // The browser: ?token= once sets the cookie and redirects to the page without it.
+        let opened = try Self.get(first, "/track?\(track)&token=\(token)")
+        #expect(opened.status == 303)
+        #expect(opened.headers["location"] == "/track?\(track)")
+        let cookie = try #require(opened.headers["set-cookie"])
+        #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
+        let pair = String(cookie.split(separator: ";")[0])
+        #expect(try Self.get(first, "/track?\(track)", headers: ["Cookie": pair]).status == 200)
+        #expect(try Self.get(first, "/stream?\(track)", headers: ["Cookie": pair, "Range": "bytes=0-99"]).status == 206)
+        first.stop()
+        #expect(!first.output.components(separatedBy: token).dropFirst(2).contains { _ in true }, "the token is printed once, never logged")
+        server = nil
+
+        // The next start keeps the token and does not show it again; --protect-companion closes the reads too.
+        let again = try ServerProcess(arguments: ["--out", s.data, "--host", "0.0.0.0", "--no-watch", "--protect-companion"])
+        defer { again.stop() }
+        #expect(try Self.get(again, "/smart-dj/profile?\(track)").status == 401)
+        #expect(try Self.get(again, "/smart-dj/profile?\(track)", headers: ["Authorization": "Bearer \(token)"]).status == 200)
+        #expect(try Self.get(again, "/health").status == 200)
+        #expect(!again.output.contains(token), "\(again.output)")
+    }
+
+    @Test("--base-path: the page and every asset it names load under the prefix, with or without a proxy stripping it")
+    func basePath() throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        try s.scan()
+        let server = try ServerProcess(arguments: ["--out", s.data, "--no-watch", "--base-path", "/naviscan/"])
+        defer { server.stop() }
+        let bare = try Self.get(server, "/naviscan")
+        #expect(bare.status == 308 && bare.headers["location"] == "/naviscan/")
+        for page in ["/naviscan/", "/naviscan/track?relative_path=groove_120bpm.mp3"] {
+            let response = try Self.get(server, page)
+            #expect(response.status == 200, "\(page)")
+            let html = String(decoding: response.body, as: UTF8.self)
+            #expect(html.contains("<base href=\"/naviscan/\">"), "\(page)")
+            // Every link, script, style and media URL is relative, so it resolves under the base.
+            let body = html.replacingOccurrences(of: "<base href=\"/naviscan/\">", with: "")
+            let urls = body.matches(of: #/(?:href|src)="([^"]*)"/#).map { String($0.output.1) }
+            #expect(!urls.isEmpty)
+            for url in urls {
+                #expect(!url.hasPrefix("/") && !url.contains("://"), "\(page): \(url)")
+                let target = "/naviscan/" + (url == "./" ? "" : url.replacingOccurrences(of: "&amp;", with: "&"))
+                #expect(try Self.get(server, target).status == 200, "\(page): \(target)")
+            }
+        }
+        // A proxy that strips the prefix reaches the same routes.
+        #expect(try Self.get(server, "/health").status == 200)
+        #expect(try Self.get(server, "/naviscan/health").status == 200)
+        let script = String(decoding: try Self.get(server, "/naviscan/static/library.js").body, as: UTF8.self)
+        #expect(script.contains("document.baseURI") && !script.contains("\"/"), "the push socket follows the base")
+    }
+
+    @Test("The store's folder moved away and back: /health says 503 meanwhile, then everything answers again; nothing is marked damaged")
+    func storeOutageHeals() throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        try s.scan()
+        let before = try LibraryStore(path: s.data + "/naviscan.db").allTracks()
+        let server = try ServerProcess(arguments: ["--library", s.library, "--out", s.data])
+        defer { server.stop() }
+        let track = "relative_path=groove_120bpm.mp3"
+        #expect(try Self.get(server, "/health").status == 200)
+        #expect(try Self.get(server, "/visualizer/frames?\(track)").status == 200)
+
+        let away = s.root + "/data.away"
+        try FileManager.default.moveItem(atPath: s.data, toPath: away)
+        let down = try Self.eventually(seconds: 10) { try Self.get(server, "/health").status == 503 }
+        #expect(down, "\(server.output)")
+        #expect(Self.json(try Self.get(server, "/health"))["status"] as? String == "store_unavailable")
+        for target in ["/visualizer/frames?\(track)", "/smart-dj/profile?\(track)", "/waveform?\(track)", "/"] {
+            #expect(try Self.get(server, target).status == 503, "\(target)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: s.data), "nothing wrote a new store in its place")
+
+        try FileManager.default.moveItem(atPath: away, toPath: s.data)
+        let up = try Self.eventually(seconds: 30) { try Self.get(server, "/health").status == 200 }
+        #expect(up, "\(server.output)")
+        #expect(try Self.get(server, "/visualizer/frames?\(track)").status == 200)
+        #expect(try Self.get(server, "/smart-dj/profile?\(track)").status == 200)
+        server.stop()
+        let after = try LibraryStore(path: s.data + "/naviscan.db").allTracks()
+        #expect(after.map(\.relativePath) == before.map(\.relativePath))
+        for (old, new) in zip(before, after) {
+            #expect(new.status == old.status && new.visFingerprint == old.visFingerprint && new.profileFingerprint == old.profileFingerprint
+                    && new.analyzerVersion == old.analyzerVersion && new.profileJSON == old.profileJSON, "\(new.relativePath)")
+        }
+    }
+}
