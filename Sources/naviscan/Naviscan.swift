@@ -35,6 +35,14 @@ struct Naviscan: AsyncParsableCommand {
 
     /// Usage errors exit with 2 (not ArgumentParser's 64), as `scan` documents.
     static func main() async {
+        // The Swift runtime reads the command line (and Foundation this executable's path) from
+        // /proc; without it a command would run with no arguments, or stop on a trap.
+        if access("/proc/self/cmdline", R_OK) != 0 {
+            FileHandle.standardError.write(Data(("naviscan: /proc is not mounted, and naviscan reads its own command line from it. "
+                + "Mount it first (`mount -t proc proc /proc`; in a chroot, `mount --bind /proc CHROOT/proc`; in a container, "
+                + "run it with /proc, as every container runtime provides by default).\n").utf8))
+            Foundation.exit(2)
+        }
         let arguments = Array(CommandLine.arguments.dropFirst())
         if let message = mistypedCommand(arguments) {
             FileHandle.standardError.write(Data("naviscan: \(message)\n".utf8))

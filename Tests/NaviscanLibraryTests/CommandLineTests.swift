@@ -149,6 +149,17 @@ struct CommandLineTests {
         #expect(tracks.count == 3 && tracks.allSatisfy { $0.profileJSON != nil && $0.visFingerprint == nil })
     }
 
+    @Test("Without /proc (a bare chroot, some containers) the binary says what to mount instead of running with no arguments or trapping")
+    func withoutProc() throws {
+        // A private mount namespace (a user namespace too when not root) with /proc unmounted.
+        let flags = getuid() == 0 ? "-m" : "-rm"
+        let run = try NaviscanProcess.run([flags, "--propagation", "private", "/bin/sh", "-c", "umount -l /proc && exec \"$0\" --version",
+                                           NaviscanExecutable.path], program: "/usr/bin/unshare")
+        #expect(run.status == 2, "\(run.stderr)")
+        #expect(run.stderr.contains("/proc is not mounted") && run.stderr.contains("mount -t proc proc /proc"), "\(run.stderr)")
+        #expect(!run.stdout.contains(NaviscanVersion.version) && !run.stderr.contains("which library"))
+    }
+
     @Test("Exit status for cron: failures known from an earlier run keep 0 under --fail-on new, not under any")
     func failOn() throws {
         let scratch = try FixturePaths.makeTemporaryDirectory()
