@@ -1,4 +1,5 @@
 # naviscan — every target installs what it needs on a fresh Debian machine (apt-get, as root or via sudo).
+SHELL := /bin/bash
 PREFIX ?= /usr/local
 SWIFT ?= swift
 DEB_PACKAGES := pkg-config libsndfile1-dev libmpg123-dev libfftw3-dev libebur128-dev libavformat-dev libavcodec-dev libavutil-dev python3-yaml
@@ -22,7 +23,7 @@ SHARE = $(DESTDIR)$(PREFIX)/share/naviscan
 runtime-packages:
 	@echo $(RUNTIME_PACKAGES)
 
-.PHONY: all runtime-packages deps browser-deps test-browser test-slurm screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check install uninstall man check-install clean
+.PHONY: all runtime-packages deps browser-deps test-browser test-slurm screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check install uninstall man check-man check-install clean
 
 all: build
 
@@ -144,6 +145,16 @@ uninstall:
 man: deps
 	$(SWIFT) package generate-manual --configuration debug
 	cp "$$(find .build/plugins -path '*GenerateManual*' -name naviscan.1 | head -1)" docs/naviscan.1
+
+# Fails when docs/naviscan.1 is not what `make man` makes from the commands' help now (the date aside),
+# so the man page cannot drift from --help.
+check-man: deps
+	$(SWIFT) package generate-manual --configuration debug > /dev/null
+	@generated="$$(find .build/plugins -path '*GenerateManual*' -name naviscan.1 | head -1)"; \
+	if ! diff <(grep -v '^\.Dd' "$$generated") <(grep -v '^\.Dd' docs/naviscan.1) > /dev/null; then \
+		diff <(grep -v '^\.Dd' "$$generated") <(grep -v '^\.Dd' docs/naviscan.1) | head -20; \
+		echo "FAIL: docs/naviscan.1 differs from the commands' help; run make man and commit it" >&2; exit 1; \
+	fi; echo "docs/naviscan.1 matches the help"
 
 # Installs into a scratch directory, runs the installed binary with the Swift toolchain hidden (a
 # private mount namespace with an empty tmpfs over it), and checks the systemd units with
