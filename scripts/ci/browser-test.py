@@ -4,7 +4,8 @@
 
     scripts/ci/browser-test.py NAVISCAN [--screenshots DIR]
 
-Scans a copy of the demo library (Fixtures/demo), serves it, and asserts:
+Scans a copy of the demo library (Fixtures/demo), serves it, and asserts (then again off loopback,
+with a token, under --base-path /naviscan):
   - / lists every demo track in its table;
   - /track draws a non-empty visualizer canvas for the time the <audio> element is at;
   - the <audio> element loads the track through /stream with a Range request (206 in the server log);
@@ -194,6 +195,55 @@ def main():
         check(wave_bars > 20, f"the waveform canvas is drawn across the track ({wave_bars} columns at mid-height, {drawn} pixels)")
         if shots:
             page.screenshot(os.path.join(shots, "track.png"), 1200, 900)
+
+        # The same pages as a LAN user behind a reverse proxy's sub-path sees them: off loopback (so a
+        # token), under --base-path /naviscan. The token is given once in the address; every later
+        # request (links, scripts, fetches, the audio, the push socket) must work from the cookie and
+        # the page's <base>.
+        server.terminate()
+        server.wait(10)
+        open(log_path, "w").close()
+        server = subprocess.Popen([naviscan, "serve", "--library", library, "--out", out, "--port", "0", "--host", "0.0.0.0",
+                                   "--base-path", "/naviscan"], stderr=open(log_path, "w"), stdout=subprocess.DEVNULL)
+        port = None
+        for _ in range(200):
+            match = re.search(r"listening on http://0\.0\.0\.0:(\d+)", open(log_path).read())
+            if match:
+                port = int(match.group(1))
+                break
+            time.sleep(0.05)
+        if port is None:
+            raise RuntimeError("naviscan serve --host 0.0.0.0 did not start: " + open(log_path).read())
+        token = open(os.path.join(out, "token")).read().strip()
+        base = f"http://127.0.0.1:{port}/naviscan"
+        page.open(base + "/track?relative_path=" + track)
+        refused = page.evaluate("document.body.innerText")
+        check("access token" in (refused or ""), "without the token the page says it needs one")
+        page.open(base + "/?token=" + token)
+        check(page.evaluate("location.href") == base + "/", f"?token= redirects to the page without it ({page.evaluate('location.href')})")
+        listed = page.evaluate("Array.from(document.querySelectorAll('#tracks tbody tr')).map(r => r.dataset.path)")
+        check(sorted(listed or []) == tracks, "under /naviscan with the cookie, the library table lists the demo library")
+        link = page.evaluate("document.querySelector('#tracks tbody a').href")
+        check((link or "").startswith(base + "/track?"), f"the table's links resolve under /naviscan ({link})")
+        page.open(link)
+        check(page.wait_for("document.body && document.body.dataset.loaded === 'yes'"), "the track page under /naviscan loads its answers")
+        page.evaluate("(async () => { const a = document.getElementById('audio'); try { await a.play(); } catch (e) {} })()")
+        check(page.wait_for("document.getElementById('audio').readyState >= 2 && !document.getElementById('audio').error"),
+              "the <audio> element loads through /naviscan/stream with the cookie")
+        statuses = page.evaluate("performance.getEntriesByType('resource').map(e => [e.name, e.responseStatus])")
+        bad = [entry for entry in (statuses or []) if not entry[0].startswith(base + "/") or entry[1] not in (200, 206)]
+        check(bool(statuses) and not bad, f"every resource the page loaded is under {base}/ and answered 200 or 206 ({bad or len(statuses)})")
+        log = open(log_path).read()
+        check(log.count(token) == 1 and not any(token in line for line in log.splitlines() if " GET " in line),
+              f"the token is in the server's output once, where it was made, never in a request line ({log.count(token)} times)")
+        socket_ok = False
+        page.open(base + "/")
+        for _ in range(50):
+            if re.search(r"GET /ws/push 101|GET /ws/push 200", open(log_path).read()):
+                socket_ok = True
+                break
+            time.sleep(0.1)
+        check(socket_ok, "the library page opened the push socket under /naviscan/ws/push")
     finally:
         for process in (chrome, server):
             if process:
