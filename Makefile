@@ -2,15 +2,15 @@
 SHELL := /bin/bash
 PREFIX ?= /usr/local
 SWIFT ?= swift
-DEB_PACKAGES := pkg-config libsndfile1-dev libmpg123-dev libfftw3-dev libebur128-dev libavformat-dev libavcodec-dev libavutil-dev python3-yaml
-PKGCONFIG_MODULES := sndfile libmpg123 libsyn123 fftw3f libebur128 libavformat libavcodec libavutil
+DEB_PACKAGES := pkg-config libsndfile1-dev libmpg123-dev libfftw3-dev libebur128-dev libavformat-dev libavcodec-dev libavutil-dev libtag1-dev python3-yaml python3-mutagen
+PKGCONFIG_MODULES := sndfile libmpg123 libsyn123 fftw3f libebur128 libavformat libavcodec libavutil taglib
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= demo-out
 # The installed binary carries the Swift runtime (static stdlib): a machine needs only the Debian
 # runtime packages of the C libraries (RUNTIME_PACKAGES), not the Swift toolchain.
 RELEASE_FLAGS = -c release --static-swift-stdlib --scratch-path $(BUILD_DIR)
 BUILD_DIR ?= .build
-RUNTIME_PACKAGES := libsndfile1 libmpg123-0 libsyn123-0 libfftw3-single3 libebur128-1 libsqlite3-0 libavformat59 libavcodec59 libavutil57
+RUNTIME_PACKAGES := libsndfile1 libmpg123-0 libsyn123-0 libfftw3-single3 libebur128-1 libsqlite3-0 libavformat59 libavcodec59 libavutil57 libtag1v5
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
 BASH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
@@ -27,11 +27,11 @@ runtime-packages:
 
 all: build
 
-# Installs the C libraries' -dev packages when any is missing (after apt-get update), and PyYAML, which
-# the tests parse dist/kubernetes's recipes with.
+# Installs the C libraries' -dev packages when any is missing (after apt-get update), PyYAML, which
+# the tests parse dist/kubernetes's recipes with, and mutagen, which reads back the tags naviscan tag writes.
 deps:
 	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists $(PKGCONFIG_MODULES) || \
-		! python3 -c 'import yaml' >/dev/null 2>&1; then \
+		! python3 -c 'import yaml' >/dev/null 2>&1 || ! /usr/bin/python3 -c 'import mutagen' >/dev/null 2>&1; then \
 		echo "==> installing $(DEB_PACKAGES)"; \
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(DEB_PACKAGES); \

@@ -37,6 +37,8 @@ let package = Package(
                        providers: [.apt(["libfftw3-dev"]), .brew(["fftw"])]),
         .systemLibrary(name: "CEbur128", pkgConfig: "libebur128",
                        providers: [.apt(["libebur128-dev"]), .brew(["libebur128"])]),
+        // TagLib (libtag1-dev) behind a C header: the tag keys players read, per container. C++.
+        .target(name: "CTagLib", linkerSettings: [.linkedLibrary("tag"), .linkedLibrary("stdc++", .when(platforms: [.linux]))]),
         // System calls Swift's Glibc module does not export (syncfs).
         .target(name: "CSystemShims"),
         // libavformat + libavcodec (+ libavutil, pulled in by libavformat's pkg-config file).
@@ -47,7 +49,7 @@ let package = Package(
         .target(
             name: "NaviscanCore",
             dependencies: [
-                "CSndFile", "CMpg123", "CSyn123", "CFFTW", "CEbur128", "CFFmpeg",
+                "CSndFile", "CMpg123", "CSyn123", "CFFTW", "CEbur128", "CFFmpeg", "CTagLib",
                 .target(name: "CSystemShims", condition: .when(platforms: [.linux])),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -14,11 +14,12 @@ struct Naviscan: AsyncParsableCommand {
               naviscan ~/Music                 # scan (the default command): analyse the library
               naviscan serve --library ~/Music # serve the results to players on port 8000
               naviscan status ~/Music          # what is analysed, failed, pending; disk used
+              naviscan tag ~/Music             # ReplayGain and BPM into the files' tags, for Navidrome
               naviscan merge OUT SHARD_OUT...  # join sharded scans (scan --shard K/N) into one store
               naviscan help scan               # every option of a command
             """,
         version: version,
-        subcommands: [ScanCommand.self, ServeCommand.self, StatusCommand.self, ShowCommand.self, ConfigCommand.self,
+        subcommands: [ScanCommand.self, ServeCommand.self, StatusCommand.self, ShowCommand.self, TagCommand.self, ConfigCommand.self,
                       MergeCommand.self, AnalyzeCommand.self, InspectCommand.self, BenchCommand.self],
         defaultSubcommand: ScanCommand.self
     )

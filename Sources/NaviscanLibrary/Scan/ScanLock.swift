@@ -15,6 +15,7 @@ public final class ScanLock {
         case precompute = "naviscan serve (precompute)"
         case merge = "naviscan merge"
         case watch = "naviscan serve (keeping the library analysed)"
+        case tag = "naviscan tag"
     }
 
     private let fd: Int32

@@ -57,6 +57,16 @@ extension LibraryStore {
         if db.changesCount == 0 { try record.update(db) }
     }
 
+    /// `naviscan tag` rewrote the file's tags: the row takes the file's new size, time and content
+    /// hash, so the next scan sees its own analysis of it, not a changed file. The analysis is the
+    /// same, so nothing is pushed (no change sequence).
+    public func recordTagWrite(relativePath: String, size: Int64, mtime: Double, contentHash: String?) throws {
+        try write { db in
+            try db.execute(sql: "UPDATE track SET size = ?, mtime = ?, content_hash = ? WHERE relative_path = ?",
+                           arguments: [size, mtime, contentHash, relativePath])
+        }
+    }
+
     /// Marks `relativePaths` as absent but kept (`missing_since`), or present again when `since` is nil.
     public func markMissing(_ relativePaths: [String], since: Double?) throws {
         guard !relativePaths.isEmpty else { return }

@@ -1,0 +1,95 @@
+import ArgumentParser
+import Foundation
+import Logging
+import NaviscanCore
+import NaviscanLibrary
+
+/// `naviscan tag LIBRARY`: the store's ReplayGain and BPM written into the files' own tags.
+struct TagCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tag",
+        abstract: "Write ReplayGain 2.0 and BPM into the files' tags, for players that read tags (Navidrome, MPD, Jellyfin, ...).",
+        discussion: """
+            Opt-in and never part of a scan: it writes what the last scan measured (run `naviscan scan` \
+            first). Per track: REPLAYGAIN_TRACK_GAIN ("-6.86 dB", at the store's --reference-lufs) and \
+            REPLAYGAIN_TRACK_PEAK, the album pair once the whole album is measured, BPM (rounded), and for \
+            Opus R128_TRACK_GAIN/R128_ALBUM_GAIN; in ID3v2.4 (MP3), Vorbis comments (FLAC, Ogg, Opus), \
+            iTunes atoms (M4A) or APEv2 (WavPack, Monkey's Audio, Musepack). An Opus header's output gain \
+            is never changed. The audio is not touched, nor are other tags and pictures (docs/tags.md).
+
+            Each file is tagged as a copy beside it, synced and renamed over it with its mode and owner, so \
+            a crash leaves the old file or the new one. Values already there (to the tag's precision) are \
+            not rewritten; the store records each new file, so the next scan analyses nothing again. A \
+            file changed since its scan is left for the next scan; a read-only file is an error named in \
+            the summary.
+
+            Exit status: 0 when every file is tagged or already was; 1 when a file could not be tagged; \
+            2 when nothing could start (no store, another scan running); 3 when the store failed.
+
+            Examples:
+              naviscan tag ~/Music --dry-run    # what would change, changing nothing
+              naviscan tag ~/Music
+              naviscan tag /srv/music -o /var/lib/naviscan --json
+            """
+    )
+
+    @Argument(help: "The music library (its store is LIBRARY/.naviscan unless --out says otherwise).")
+    var library: String?
+
+    @Flag(help: "Print what would change and change nothing.")
+    var dryRun = false
+
+    @Flag(help: "Print the summary as JSON on standard output.")
+    var json = false
+
+    @Flag(name: .shortAndLong, help: "No summary unless a file failed.")
+    var quiet = false
+
+    @OptionGroup var store: StoreOptions
+
+    func run() async throws {
+        let loaded = try await StoreSettings.load(flags: store.flags(library: library), configFile: store.config.path,
+                                                  libraryArgument: library, command: "tag")
+        let location = loaded.location
+        guard FileManager.default.fileExists(atPath: location.databasePath) else {
+            throw CLIError("no store at \(location.out); run `naviscan scan LIBRARY` first (or pass --out DIR where a scan wrote its results)")
+        }
+        let libraryRoot: String
+        if let given = location.library {
+            libraryRoot = given
+        } else if let recorded = try? LibraryStore.readOnly(path: location.databasePath).libraryIdentity().root {
+            libraryRoot = recorded
+        } else {
+            throw CLIError("which library? Give it as `naviscan tag ~/Music`")
+        }
+        var options = TagWriteBack.Options(library: libraryRoot, output: location.out)
+        options.dryRun = dryRun
+        let summary: TagWriteBack.Summary
+        do {
+            summary = try TagWriteBack(options: options, logger: Logger(label: "naviscan.tag")).run()
+        } catch {
+            throw CLIError(UserMessage.describe(error), code: (error as? LibraryError)?.isFault == true ? 3 : 2)
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            FileHandle.standardOutput.write(try encoder.encode(summary) + Data("\n".utf8))
+        } else if !quiet || !summary.failed.isEmpty {
+            var text = ""
+            for file in summary.tagged {
+                text += "\(dryRun ? "would tag" : "tagged") \(EscapingLogHandler.escaped(file.relativePath)): "
+                    + file.changes.map { "\($0.key) \($0.old ?? "(none)") -> \($0.new)" }.joined(separator: ", ") + "\n"
+            }
+            for failure in summary.failed { text += "failed \(EscapingLogHandler.escaped(failure.relativePath)): \(failure.reason)\n" }
+            let verb = dryRun ? "would be tagged" : "tagged"
+            text += "\(summary.tagged.count) files \(verb), \(summary.unchanged) already up to date, \(summary.failed.count) failed, "
+                + "\(summary.skipped.count) skipped\(summary.skipped.isEmpty ? "" : " (" + Self.reasons(summary.skipped) + ")")\n"
+            FileHandle.standardError.write(Data(text.utf8))
+        }
+        if !summary.failed.isEmpty { throw ExitCode(1) }
+    }
+
+    private static func reasons(_ skipped: [TagWriteBack.Failure]) -> String {
+        Dictionary(grouping: skipped, by: \.reason).sorted { $0.key < $1.key }.map { "\($0.value.count) \($0.key)" }.joined(separator: "; ")
+    }
+}
