@@ -8,7 +8,12 @@ DEMO_OUT ?= demo-out
 # The installed binary carries the Swift runtime (static stdlib): a machine needs only the Debian
 # runtime packages of the C libraries (RUNTIME_PACKAGES), not the Swift toolchain.
 RELEASE_FLAGS = -c release --static-swift-stdlib --scratch-path $(BUILD_DIR)
-BUILD_DIR ?= .build
+# Every release build (build, demo, install, check-install, deb, image) shares BUILD_DIR, a scratch folder
+# of its own: the static build (about 12 minutes on 2 cores) runs once and never undoes the debug build in
+# .build that the tests use.
+BUILD_DIR ?= .build-release
+# Where make deb and make image put the .deb and the OCI archive (git-ignored).
+DIST_OUT ?= dist-out
 RUNTIME_PACKAGES := libsndfile1 libmpg123-0 libsyn123-0 libfftw3-single3 libebur128-1 libsqlite3-0 libavformat59 libavcodec59 libavutil57
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
@@ -22,7 +27,7 @@ SHARE = $(DESTDIR)$(PREFIX)/share/naviscan
 runtime-packages:
 	@echo $(RUNTIME_PACKAGES)
 
-.PHONY: all runtime-packages deps browser-deps test-browser test-slurm screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check install uninstall man check-install clean
+.PHONY: all runtime-packages deps browser-deps test-browser test-slurm screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check install uninstall man check-install deb clean
 
 all: build
 
@@ -153,5 +158,13 @@ check-install: deps
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq systemd; }
 	scripts/ci/check-install.sh
 
+# $(DIST_OUT)/naviscan_VERSION_ARCH.deb: make install PREFIX=/usr of the static build, stripped, Depends
+# from dpkg-shlibdeps checked against RUNTIME_PACKAGES, /etc/naviscan/config.json, the naviscan user
+# created on install, units installed disabled. See scripts/package/make-deb.sh and docs/install.md.
+deb: build
+	@command -v dpkg-shlibdeps >/dev/null 2>&1 && command -v strip >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq dpkg-dev binutils; }
+	BUILD_DIR=$(BUILD_DIR) scripts/package/make-deb.sh $(DIST_OUT)
+
 clean:
-	rm -rf .build .build-fuzz .build-release Benchmarks/.build $(DEMO_OUT)
+	rm -rf .build .build-fuzz .build-release Benchmarks/.build $(DEMO_OUT) $(DIST_OUT)
