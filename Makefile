@@ -27,7 +27,7 @@ SHARE = $(DESTDIR)$(PREFIX)/share/naviscan
 runtime-packages:
 	@echo $(RUNTIME_PACKAGES)
 
-.PHONY: all runtime-packages deps browser-deps test-browser test-slurm screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check install uninstall man check-install deb clean
+.PHONY: all runtime-packages deps browser-deps test-browser test-slurm screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check install uninstall man check-install deb test-deb clean
 
 all: build
 
@@ -165,6 +165,19 @@ deb: build
 	@command -v dpkg-shlibdeps >/dev/null 2>&1 && command -v strip >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq dpkg-dev binutils; }
 	BUILD_DIR=$(BUILD_DIR) scripts/package/make-deb.sh $(DIST_OUT)
+
+# The .deb's name; VERSION is what the built binary's --version prints.
+VERSION = $(shell $(BUILD_DIR)/release/naviscan --version 2>/dev/null)
+DEB_ARCH = $(shell dpkg --print-architecture)
+DEB_FILE = $(DIST_OUT)/naviscan_$(VERSION)_$(DEB_ARCH).deb
+
+# The .deb on a clean Debian root (mmdebstrap, installed when missing) without the Swift toolchain:
+# apt-get install ./naviscan_*.deb, a scan with the shipped config as the naviscan user, serve, purge.
+# Needs root. See scripts/ci/test-deb.sh.
+test-deb: deb
+	@command -v mmdebstrap >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq mmdebstrap; }
+	$(SUDO) scripts/ci/test-deb.sh $(DEB_FILE)
 
 clean:
 	rm -rf .build .build-fuzz .build-release Benchmarks/.build $(DEMO_OUT) $(DIST_OUT)
