@@ -27,7 +27,7 @@ SHARE = $(DESTDIR)$(PREFIX)/share/naviscan
 runtime-packages:
 	@echo $(RUNTIME_PACKAGES)
 
-.PHONY: all runtime-packages deps browser-deps test-browser test-slurm screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check install uninstall man check-install deb test-deb clean
+.PHONY: all runtime-packages deps browser-deps test-browser test-slurm screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check install uninstall man check-install deb test-deb image-deps image test-image clean
 
 all: build
 
@@ -166,10 +166,11 @@ deb: build
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq dpkg-dev binutils; }
 	BUILD_DIR=$(BUILD_DIR) scripts/package/make-deb.sh $(DIST_OUT)
 
-# The .deb's name; VERSION is what the built binary's --version prints.
+# The .deb's and the image archives' names; VERSION is what the built binary's --version prints.
 VERSION = $(shell $(BUILD_DIR)/release/naviscan --version 2>/dev/null)
 DEB_ARCH = $(shell dpkg --print-architecture)
 DEB_FILE = $(DIST_OUT)/naviscan_$(VERSION)_$(DEB_ARCH).deb
+IMAGE_BASE = $(DIST_OUT)/naviscan-$(VERSION)-$(DEB_ARCH)
 
 # The .deb on a clean Debian root (mmdebstrap, installed when missing) without the Swift toolchain:
 # apt-get install ./naviscan_*.deb, a scan with the shipped config as the naviscan user, serve, purge.
@@ -178,6 +179,23 @@ test-deb: deb
 	@command -v mmdebstrap >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq mmdebstrap; }
 	$(SUDO) scripts/ci/test-deb.sh $(DEB_FILE)
+
+IMAGE_TOOLS := mmdebstrap buildah podman runc
+image-deps:
+	@for tool in $(IMAGE_TOOLS); do command -v $$tool >/dev/null 2>&1 || [ -x /usr/sbin/$$tool ] || missing=1; done; \
+	if [ -n "$$missing" ]; then $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(IMAGE_TOOLS); fi
+
+# The container image, without any registry: a clean Debian root with the .deb installed, made an image
+# by buildah; $(IMAGE_BASE).docker.tar (with the HEALTHCHECK) and .oci.tar for `podman load -i` or
+# `docker load -i`. Needs root. See scripts/package/make-image.sh and docs/install.md.
+image: deb image-deps
+	$(SUDO) scripts/package/make-image.sh $(DEB_FILE) $(DIST_OUT)
+
+# Both archives loaded by podman (runc) and run: the demo library read-only at /music, scan, serve,
+# GET /health and a profile, the HEALTHCHECK. Needs root. See scripts/ci/test-image.sh.
+test-image: image
+	$(SUDO) scripts/ci/test-image.sh $(IMAGE_BASE).docker.tar $(IMAGE_BASE).oci.tar
 
 clean:
 	rm -rf .build .build-fuzz .build-release Benchmarks/.build $(DEMO_OUT) $(DIST_OUT)
