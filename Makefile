@@ -180,7 +180,7 @@ test-deb: deb
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq mmdebstrap; }
 	$(SUDO) scripts/ci/test-deb.sh $(DEB_FILE)
 
-IMAGE_TOOLS := mmdebstrap buildah podman runc
+IMAGE_TOOLS := mmdebstrap buildah podman runc podman-compose
 image-deps:
 	@for tool in $(IMAGE_TOOLS); do command -v $$tool >/dev/null 2>&1 || [ -x /usr/sbin/$$tool ] || missing=1; done; \
 	if [ -n "$$missing" ]; then $(SUDO) apt-get update -qq && \
