@@ -41,20 +41,14 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"; }
 
-# The host's release and Debian mirrors (deb822 or one-line sources), so the root has the libraries the
-# .deb was built against; deb.debian.org when none is found.
-. /etc/os-release
-suite=${SUITE:-$VERSION_CODENAME}
-uris=$( { cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null || true; } \
-    | sed -n 's/^URIs: *//p; s/^deb  *\(\[[^]]*\] *\)\{0,1\}\([a-z]*:\/\/[^ ]*\) .*/\2/p' | tr ' ' '\n')
-mirror=$(echo "$uris" | grep -m1 '/debian/*$' || echo http://deb.debian.org/debian)
-security=$(echo "$uris" | grep -m1 '/debian-security/*$' || echo http://deb.debian.org/debian-security)
+# The host's release and Debian mirrors, so the root has the libraries the .deb was built against.
+. scripts/package/host-release.sh
 
 command -v mmdebstrap >/dev/null || { apt-get update -qq && apt-get install -y -qq mmdebstrap >/dev/null; }
-echo "== mmdebstrap --variant=minbase $suite ($mirror)"
+echo "== mmdebstrap --variant=minbase $suite ($mirror_name)"
 t0=$(date +%s)
 mmdebstrap --quiet --variant=minbase --mode=root --skip=cleanup/apt/lists "$suite" "$root" \
-    "deb $mirror $suite main" "deb $mirror $suite-updates main" "deb $security $suite-security main" \
+    "${mirrors[@]}" \
     > "$scratch/mmdebstrap.log" 2>&1 || { tail -30 "$scratch/mmdebstrap.log"; fail "mmdebstrap $suite"; }
 base_packages=$(in_root dpkg-query -W | wc -l)
 echo "   $base_packages packages in $(( $(date +%s) - t0 )) s"

@@ -32,12 +32,7 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-. /etc/os-release
-suite=${SUITE:-$VERSION_CODENAME}
-uris=$( { cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null || true; } \
-    | sed -n 's/^URIs: *//p; s/^deb  *\(\[[^]]*\] *\)\{0,1\}\([a-z]*:\/\/[^ ]*\) .*/\2/p' | tr ' ' '\n')
-mirror=$(echo "$uris" | grep -m1 '/debian/*$' || echo http://deb.debian.org/debian)
-security=$(echo "$uris" | grep -m1 '/debian-security/*$' || echo http://deb.debian.org/debian-security)
+. scripts/package/host-release.sh
 
 echo "== root: mmdebstrap --variant=minbase $suite + apt-get install $(basename "$deb")"
 cp "$deb" "$scratch/naviscan.deb"
@@ -56,7 +51,7 @@ mmdebstrap --quiet --variant=minbase --mode=root --format=tar \
     --customize-hook="download /tmp/version $scratch/version" \
     --customize-hook='rm -f "$1/tmp/version"' \
     "$suite" "$scratch/root.tar" \
-    "deb $mirror $suite main" "deb $mirror $suite-updates main" "deb $security $suite-security main" \
+    "${mirrors[@]}" \
     > "$scratch/mmdebstrap.log" 2>&1 || { tail -40 "$scratch/mmdebstrap.log"; fail "mmdebstrap with the .deb installed"; }
 [ "$(cat "$scratch/version")" = "$version" ] || fail "naviscan --version in the root does not print $version"
 echo "   root.tar $(( $(stat -c %s "$scratch/root.tar") / 1048576 )) MiB in $(( $(date +%s) - started )) s"
