@@ -12,7 +12,7 @@ RELEASE_FLAGS = -c release --static-swift-stdlib --scratch-path $(BUILD_DIR)
 # of its own: the static build (about 12 minutes on 2 cores) runs once and never undoes the debug build in
 # .build that the tests use.
 BUILD_DIR ?= .build-release
-# Where make deb and make image put the .deb and the OCI archive (git-ignored).
+# Where make deb and make image put the .deb and the image archives (git-ignored).
 DIST_OUT ?= dist-out
 RUNTIME_PACKAGES := libsndfile1 libmpg123-0 libsyn123-0 libfftw3-single3 libebur128-1 libsqlite3-0 libavformat59 libavcodec59 libavutil57
 BINDIR = $(DESTDIR)$(PREFIX)/bin
@@ -193,7 +193,8 @@ image: deb image-deps
 	$(SUDO) scripts/package/make-image.sh $(DEB_FILE) $(DIST_OUT)
 
 # Both archives loaded by podman (runc) and run: the demo library read-only at /music, scan, serve,
-# GET /health and a profile, the HEALTHCHECK. Needs root. See scripts/ci/test-image.sh.
+# GET /health and a profile, the HEALTHCHECK, dist/compose.yaml with podman-compose. Needs root. Not in
+# CI (about 5 minutes with make image; containers here need runc and explicit limits). See scripts/ci/test-image.sh.
 test-image: image
 	$(SUDO) scripts/ci/test-image.sh $(IMAGE_BASE).docker.tar $(IMAGE_BASE).oci.tar
 
