@@ -9,7 +9,12 @@ DEMO_OUT ?= demo-out
 # The installed binary carries the Swift runtime (static stdlib): a machine needs only the Debian
 # runtime packages of the C libraries (RUNTIME_PACKAGES), not the Swift toolchain.
 RELEASE_FLAGS = -c release --static-swift-stdlib --scratch-path $(BUILD_DIR)
-BUILD_DIR ?= .build
+# Every release build (build, demo, install, check-install, deb, image) shares BUILD_DIR, a scratch folder
+# of its own: the static build (about 12 minutes on 2 cores) runs once and never undoes the debug build in
+# .build that the tests use.
+BUILD_DIR ?= .build-release
+# Where make deb and make image put the .deb and the image archives (git-ignored).
+DIST_OUT ?= dist-out
 RUNTIME_PACKAGES := libsndfile1 libmpg123-0 libsyn123-0 libfftw3-single3 libebur128-1 libsqlite3-0 libavformat59 libavcodec59 libavutil57 libtag1v5
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
@@ -23,7 +28,7 @@ SHARE = $(DESTDIR)$(PREFIX)/share/naviscan
 runtime-packages:
 	@echo $(RUNTIME_PACKAGES)
 
-.PHONY: all runtime-packages deps browser-deps test-browser test-slurm screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check install uninstall man check-man check-install clean
+.PHONY: all runtime-packages deps browser-deps test-browser test-slurm screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check install uninstall man check-man check-install deb test-deb image-deps image test-image clean
 
 all: build
 
@@ -164,5 +169,45 @@ check-install: deps
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq systemd; }
 	scripts/ci/check-install.sh
 
+# $(DIST_OUT)/naviscan_VERSION_ARCH.deb: make install PREFIX=/usr of the static build, stripped, Depends
+# from dpkg-shlibdeps checked against RUNTIME_PACKAGES, /etc/naviscan/config.json, the naviscan user
+# created on install, units installed disabled. See scripts/package/make-deb.sh and docs/install.md.
+deb: build
+	@command -v dpkg-shlibdeps >/dev/null 2>&1 && command -v strip >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq dpkg-dev binutils; }
+	BUILD_DIR=$(BUILD_DIR) scripts/package/make-deb.sh $(DIST_OUT)
+
+# The .deb's and the image archives' names; VERSION is what the built binary's --version prints.
+VERSION = $(shell $(BUILD_DIR)/release/naviscan --version 2>/dev/null)
+DEB_ARCH = $(shell dpkg --print-architecture)
+DEB_FILE = $(DIST_OUT)/naviscan_$(VERSION)_$(DEB_ARCH).deb
+IMAGE_BASE = $(DIST_OUT)/naviscan-$(VERSION)-$(DEB_ARCH)
+
+# The .deb on a clean Debian root (mmdebstrap, installed when missing) without the Swift toolchain:
+# apt-get install ./naviscan_*.deb, a scan with the shipped config as the naviscan user, serve, purge.
+# Needs root. See scripts/ci/test-deb.sh.
+test-deb: deb
+	@command -v mmdebstrap >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq mmdebstrap; }
+	$(SUDO) scripts/ci/test-deb.sh $(DEB_FILE)
+
+IMAGE_TOOLS := mmdebstrap buildah podman runc podman-compose
+image-deps:
+	@for tool in $(IMAGE_TOOLS); do command -v $$tool >/dev/null 2>&1 || [ -x /usr/sbin/$$tool ] || missing=1; done; \
+	if [ -n "$$missing" ]; then $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(IMAGE_TOOLS); fi
+
+# The container image, without any registry: a clean Debian root with the .deb installed, made an image
+# by buildah; $(IMAGE_BASE).docker.tar (with the HEALTHCHECK) and .oci.tar for `podman load -i` or
+# `docker load -i`. Needs root. See scripts/package/make-image.sh and docs/install.md.
+image: deb image-deps
+	$(SUDO) scripts/package/make-image.sh $(DEB_FILE) $(DIST_OUT)
+
+# Both archives loaded by podman (runc) and run: the demo library read-only at /music, scan, serve,
+# GET /health and a profile, the HEALTHCHECK, dist/compose.yaml with podman-compose. Needs root. Not in
+# CI (about 5 minutes with make image; containers here need runc and explicit limits). See scripts/ci/test-image.sh.
+test-image: image
+	$(SUDO) scripts/ci/test-image.sh $(IMAGE_BASE).docker.tar $(IMAGE_BASE).oci.tar
+
 clean:
-	rm -rf .build .build-fuzz .build-release Benchmarks/.build $(DEMO_OUT)
+	rm -rf .build .build-fuzz .build-release Benchmarks/.build $(DEMO_OUT) $(DIST_OUT)
