@@ -119,6 +119,7 @@ public enum NaviscanAPI {
         let web = try WebAssets.locate().map { try WebAssets(directory: $0) }
         if web == nil { logger.warning("the web page's files are not installed; / answers 503 (set NAVISCAN_WEB_DIR to Sources/NaviscanServer/Web/Assets, or reinstall)") }
         return ServerServices(configuration: configuration, layout: layout, storeHandle: storeHandle, library: library, hub: hub,
+                              paths: TrackPaths(store: storeHandle, navidromeMusicFolder: configuration.navidromeMusicFolder),
                               precompute: precompute, maintainer: maintainer, visSize: VisCacheSize(directory: layout.visDirectory),
                               connections: connections, logger: logger, web: web)
     }

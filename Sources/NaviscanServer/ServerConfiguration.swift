@@ -36,6 +36,8 @@ public struct ServerConfiguration: Sendable {
     public var basePath = ""
     /// Who may use what (the token; see `AccessPolicy`).
     public var access = AccessPolicy()
+    /// Navidrome's music folder as its real paths start (`/music`), so that those paths find tracks.
+    public var navidromeMusicFolder: String?
 
     public init(dataDirectory: String, library: String? = nil, host: String = Defaults.host, port: Int = Defaults.port) {
         self.dataDirectory = dataDirectory

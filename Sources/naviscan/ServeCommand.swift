@@ -30,6 +30,11 @@ struct ServeCommand: AsyncParsableCommand {
             browser opens http://HOST:PORT/?token=TOKEN once. The companion's reads (profiles, frames, \
             waveforms, /ws/push) stay open for the mobile app unless --protect-companion; /health is always open.
 
+            Players send the paths Navidrome reports. The library-relative path works as it is; with \
+            Navidrome's "Report Real Path" on, its absolute paths work once --navidrome-music-folder names \
+            its music folder (/music in its container); with it off (Navidrome's default), the path Navidrome \
+            builds from the tags (Album Artist/Album/DD-TT - Title.ext) is looked up in the stored tags.
+
             Behind a reverse proxy under a sub-path, pass --base-path /naviscan: requests work with or without \
             the prefix, and every URL of the page is relative to it.
 
@@ -77,6 +82,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Path prefix of a reverse proxy's sub-path, as /naviscan (\(Settings.basePath.defaultText)).", valueName: "path"))
     var basePath: String?
 
+    @Option(help: ArgumentHelp("Navidrome's music folder as the absolute paths it reports with Report Real Path start, e.g. /music (\(Settings.navidromeMusicFolder.defaultText)).",
+                               valueName: "path"))
+    var navidromeMusicFolder: String?
+
     @Option(help: ArgumentHelp("trace, debug, info (a line per request), notice, warning, error or critical (\(Settings.logLevel.defaultText)).",
                                valueName: "level"))
     var logLevel: String?
@@ -111,6 +120,7 @@ struct ServeCommand: AsyncParsableCommand {
         if protectCompanion { values[Settings.protectCompanion.key] = .bool(true) }
         if let basePath { values[Settings.basePath.key] = .string(basePath) }
         if let logLevel { values[Settings.logLevel.key] = .string(logLevel) }
+        if let navidromeMusicFolder { values[Settings.navidromeMusicFolder.key] = .string(navidromeMusicFolder) }
         return values
     }
 
@@ -146,6 +156,12 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.stream = settings.bool(Settings.stream) ?? true
         configuration.corsOrigin = settings.string(Settings.corsOrigin)
         configuration.basePath = basePath
+        if let folder = settings.string(Settings.navidromeMusicFolder) {
+            guard folder.hasPrefix("/") else {
+                throw CLIError("\(settings.origin(Settings.navidromeMusicFolder)) must be an absolute path such as /music, not '\(folder)'")
+            }
+            configuration.navidromeMusicFolder = folder
+        }
         configuration.access = access
         if settings.bool(Settings.watch) ?? true {
             let text = settings.string(Settings.rescanInterval) ?? Defaults.rescanInterval

@@ -145,6 +145,45 @@ struct ServiceTests {
         #expect(script.contains("document.baseURI") && !script.contains("\"/"), "the push socket follows the base")
     }
 
+    @Test("Paths players send: Navidrome's tag-built path (409 when it names two tracks), its real paths under a mapped folder, commas and + in queries")
+    func pathsPlayersSend() throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        for folder in ["A", "B"] {
+            try FileManager.default.createDirectory(atPath: s.library + "/" + folder, withIntermediateDirectories: true)
+        }
+        try FileManager.default.copyItem(atPath: FixturePaths.fixture("formats/tagged.flac"), toPath: s.library + "/A/one.flac")
+        try FileManager.default.copyItem(atPath: FixturePaths.fixture("formats/tagged.mp3"), toPath: s.library + "/A/one.mp3")
+        try FileManager.default.copyItem(atPath: FixturePaths.fixture("formats/tagged.mp3"), toPath: s.library + "/B/copy.mp3")
+        try FileManager.default.copyItem(atPath: s.library + "/ambient_pad.ogg", toPath: s.library + "/a, b+c.ogg")
+        try s.scan()
+        func encoded(_ path: String) -> String { path.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "/-._~"))) ?? path }
+
+        let server = try ServerProcess(arguments: ["--out", s.data, "--no-watch", "--navidrome-music-folder", "/music"])
+        defer { server.stop() }
+        // Navidrome's default: Album Artist/Album/DD-TT - Title.ext from the tags.
+        let built = "Various Artists/Known Signals/01-03 - Sine à 997 Hz"
+        for endpoint in ["/smart-dj/profile", "/visualizer/frames", "/waveform"] {
+            let response = try Self.get(server, "\(endpoint)?relative_path=" + encoded(built + ".flac"))
+            #expect(response.status == 200, "\(endpoint)")
+        }
+        let profile = Self.json(try Self.get(server, "/smart-dj/profile?relative_path=" + encoded(built + ".flac")))
+        #expect(profile["relative_path"] as? String == "A/one.flac", "\(profile)")
+        let ambiguous = try Self.get(server, "/smart-dj/profile?relative_path=" + encoded(built + ".mp3"))
+        #expect(ambiguous.status == 409)
+        #expect(Self.json(ambiguous)["candidates"] as? [String] == ["A/one.mp3", "B/copy.mp3"], "\(Self.json(ambiguous))")
+        // "Report Real Path": Navidrome's absolute path, under its music folder.
+        #expect(try Self.get(server, "/smart-dj/profile?relative_path=/music/A/one.flac").status == 200)
+        #expect(try Self.get(server, "/smart-dj/profile?relative_path=/elsewhere/A/one.flac").status == 400)
+        // A comma and a plus in a name: %2C inside one paths= value, repeated paths= never split, + is a space.
+        let bulk = Self.json(try Self.get(server, "/smart-dj/bulk-profiles?paths=a%2C%20b%2Bc.ogg,groove_120bpm.mp3"))
+        #expect((bulk["profiles"] as? [String: Any])?.keys.sorted() == ["a, b+c.ogg", "groove_120bpm.mp3"], "\(bulk)")
+        let repeated = Self.json(try Self.get(server, "/smart-dj/bulk-profiles?paths=a,+b%2Bc.ogg&paths=groove_120bpm.mp3"))
+        #expect((repeated["profiles"] as? [String: Any])?.keys.sorted() == ["a, b+c.ogg", "groove_120bpm.mp3"], "\(repeated)")
+        #expect(try Self.get(server, "/smart-dj/profile?relative_path=a,+b%2Bc.ogg").status == 200)
+        #expect(try Self.get(server, "/stream?relative_path=a,+b%2Bc.ogg").status == 200)
+    }
+
     @Test("The store's folder moved away and back: /health says 503 meanwhile, then everything answers again; nothing is marked damaged")
     func storeOutageHeals() throws {
         let s = try Scratch()

@@ -8,7 +8,8 @@ import NIOCore
 /// announces each track as it is analysed.
 ///
 ///     GET  /smart-dj/profile?relative_path=P
-///     GET  /smart-dj/bulk-profiles?paths=P1,P2     (also repeated paths=, or POST a JSON array / {"paths": […]})
+///     GET  /smart-dj/bulk-profiles?paths=P1,P2     (a comma in a path as %2C; repeated paths= are never split;
+///                                                   or POST a JSON array / {"paths": […]})
 ///     WS   /ws/push                                 ({"event": "track_analyzed", "relative_path": P})
 struct CompanionController {
     /// The largest POST body /smart-dj/bulk-profiles takes (10,000 long paths fit); more is 413.
@@ -19,12 +20,12 @@ struct CompanionController {
 
     func addRoutes(to routes: Routes) {
         routes.get("/smart-dj/profile", access: .companion) { request, _ in
-            try await profile(RelativePath.validate(request.uri.queryParameters.get("relative_path")))
+            try await profile(services.paths.resolve(QueryValues(request).first("relative_path")))
         }
         routes.get("/smart-dj/bulk-profiles", access: .companion) { request, _ in
-            let values = request.uri.queryParameters.getAll("paths")
-            guard !values.isEmpty else { throw APIError.badRequest("paths is required (comma-separated, repeated, or POST a JSON array)") }
-            return try await bulk(values.flatMap { $0.split(separator: ",").map(String.init) })
+            let paths = QueryValues(request).pathList("paths")
+            guard !paths.isEmpty else { throw APIError.badRequest("paths is required (comma-separated, repeated, or POST a JSON array)") }
+            return try await bulk(paths)
         }
         routes.post("/smart-dj/bulk-profiles", access: .companion) { request, _ in
             let body = try await request.body.collect(upTo: Self.bulkBodyLimit)
@@ -62,13 +63,20 @@ struct CompanionController {
 
     private func bulk(_ paths: [String]) async throws -> Response {
         guard paths.count <= Self.bulkPathLimit else { throw APIError.badRequest("at most 10,000 paths per request") }
-        let valid = try paths.map { try RelativePath.validate($0) }
-        var found = try await services.store.profiles(relativePaths: valid)
+        // Answered under the paths as sent; an ambiguous tag-built path is listed as missing.
+        var resolved: [String: String] = [:]
+        for path in paths {
+            do { resolved[path] = try await services.paths.resolve(path) } catch let error as APIError where error.status == .conflict {}
+        }
+        let valid = paths
+        var stored = try await services.store.profiles(relativePaths: Array(Set(resolved.values)))
         // A stored profile that is not a valid profile is left out (listed as missing) and marked.
-        for (path, json) in found where (try? StoredProfile.read(Data(json.utf8))) == nil {
-            found[path] = nil
+        for (path, json) in stored where (try? StoredProfile.read(Data(json.utf8))) == nil {
+            stored[path] = nil
             _ = await services.damaged(path, .profile, StoredProfileError.notAProfile)
         }
+        var found: [String: String] = [:]
+        for path in paths { if let track = resolved[path], let json = stored[track] { found[path] = json } }
         var body = Data("{\"missing\":".utf8)
         body += try JSONSerialization.data(withJSONObject: valid.filter { found[$0] == nil }, options: [.withoutEscapingSlashes])
         body += Data(",\"profiles\":{".utf8)

@@ -14,6 +14,8 @@ struct ServerServices: Sendable {
     /// The library root: the configured one, else the one the last scan recorded.
     let library: String?
     let hub: PushHub
+    /// The paths clients send, resolved to stored tracks (`TrackPaths`).
+    let paths: TrackPaths
     let precompute: PrecomputeQueue
     let maintainer: LibraryMaintainer?
     let visSize: VisCacheSize

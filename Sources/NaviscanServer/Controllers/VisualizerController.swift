@@ -22,7 +22,7 @@ struct VisualizerController {
     }
 
     private func frames(_ request: Request, _ context: NaviscanRequestContext) async throws -> Response {
-        let path = try RelativePath.validate(request.uri.queryParameters.get("relative_path"))
+        let path = try await services.paths.resolve(QueryValues(request).first("relative_path"))
         guard let record = try await services.store.track(relativePath: path), record.status == .ok, record.visFingerprint != nil else {
             throw APIError.notFound("no visualizer frames for \(path)")
         }
@@ -73,7 +73,7 @@ struct VisualizerController {
     }
 
     private func waveform(_ request: Request) async throws -> Response {
-        let path = try RelativePath.validate(request.uri.queryParameters.get("relative_path"))
+        let path = try await services.paths.resolve(QueryValues(request).first("relative_path"))
         let binsText = request.uri.queryParameters.get("bins") ?? "\(WaveformAPI.defaultBins)"
         guard let bins = Int(binsText), WaveformAPI.binRange.contains(bins) else {
             throw APIError.badRequest("bins must be a whole number from \(WaveformAPI.binRange.lowerBound) to \(WaveformAPI.binRange.upperBound), not '\(binsText)'")
@@ -110,7 +110,7 @@ struct VisualizerController {
     private func precompute(_ request: Request) async throws -> Response {
         let body = try await request.body.collect(upTo: 1 << 16)
         let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
-        let path = try RelativePath.validate(object?["relative_path"] as? String)
+        let path = try await services.paths.resolve(object?["relative_path"] as? String)
         guard let library = services.library else {
             throw APIError(status: .serviceUnavailable, message: "the library root is unknown; start the server with the library named")
         }
@@ -129,7 +129,7 @@ struct VisualizerController {
     }
 
     private func precomputeState(_ request: Request) async throws -> Response {
-        let path = try RelativePath.validate(request.uri.queryParameters.get("relative_path"))
+        let path = try await services.paths.resolve(QueryValues(request).first("relative_path"))
         var answer: [String: Any] = ["relative_path": path]
         if let state = await services.precompute.state(of: path) {
             answer["status"] = state.rawValue

@@ -8,12 +8,16 @@ import NIOHTTP1
 struct APIError: Error, HTTPResponseError {
     let status: HTTPResponse.Status
     let message: String
+    /// The tracks an ambiguous path could mean (409).
+    var candidates: [String]? = nil
+
+    var object: [String: Any] { candidates.map { ["error": message, "candidates": $0] } ?? ["error": message] }
 
     static func badRequest(_ message: String) -> APIError { APIError(status: .badRequest, message: message) }
     static func notFound(_ message: String) -> APIError { APIError(status: .notFound, message: message) }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        JSONBody.response(status: status, object: ["error": message])
+        JSONBody.response(status: status, object: object)
     }
 }
 
@@ -39,7 +43,7 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as APIError {
-            return JSONBody.response(status: error.status, object: ["error": error.message])
+            return JSONBody.response(status: error.status, object: error.object)
         } catch let error as HTTPError where error.status == .notFound {
             if let methods = routes.methods(of: request.uri.path) {
                 var response = JSONBody.response(status: .methodNotAllowed, object: [
@@ -71,7 +75,7 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
         let elapsed = start.duration(to: .now)
         let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) * 1e-15
         var line = "\(request.method) \(request.uri.path)"
-        if let track = request.uri.queryParameters.get("relative_path") { line += " \"\(track)\"" }
+        if let track = QueryValues(request).first("relative_path") { line += " \"\(track)\"" }
         if let range = request.headers[.range] { line += " (\(range))" }
         context.logger.info("\(line) \(response.status.code) \(String(format: "%.2f", ms)) ms")
         return response

@@ -120,6 +120,8 @@ enum Settings {
                                           "Require the token for the companion's reads too (profiles, frames, waveforms, /ws/push).")
     static let basePath = Setting("serve.base-path", .string, default: nil, note: "none",
                                   "Path prefix of a reverse proxy that serves naviscan under a sub-path, e.g. /naviscan.")
+    static let navidromeMusicFolder = Setting("serve.navidrome-music-folder", .string, default: nil, note: "none",
+                                              "Navidrome's music folder, as its real paths start (/music): such paths find their tracks.")
     static let logLevel = Setting("serve.log-level", .string, default: .string("info"),
                                   "What `serve` logs: trace, debug, info (each request), notice, warning, error or critical.")
 
@@ -128,7 +130,7 @@ enum Settings {
                                       referenceLUFS, silenceThreshold, bpmRange, truePeak, albumPerDisc,
                                       waveformPPS, waveformBits, waveformPerChannel]
     static let all: [Setting] = [library, out, jobs, failOn, followExternalLinks] + analysis + [host, port, serveJobs, watch, rescanInterval, stream, corsOrigin,
-                                                                                                 token, protectCompanion, basePath, logLevel]
+                                                                                                 token, protectCompanion, basePath, navidromeMusicFolder, logLevel]
 
     /// `text` padded to the longest of the settings' `field` (keys and variable names are never cut).
     static func column(_ text: String, _ field: KeyPath<Setting, String>) -> String {
