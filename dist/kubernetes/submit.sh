@@ -96,7 +96,7 @@ done
 [[ $RESCAN =~ ^[01]$ ]] || die "RESCAN must be 0 or 1"
 [[ $LIBRARY_SUBPATH =~ ^[^/\"\\$]([^\"\\$]*)?$ || -z $LIBRARY_SUBPATH ]] || die "LIBRARY_SUBPATH must be a relative path without quotes, backslashes or \$"
 [[ /$LIBRARY_SUBPATH/ != */../* ]] || die "LIBRARY_SUBPATH must stay inside the volume (no ..)"
-NFS_SERVER= NFS_PATH=
+NFS_SERVER='' NFS_PATH=''
 if [[ -n $LIBRARY_NFS ]]; then
     [[ $LIBRARY_NFS =~ ^([A-Za-z0-9][A-Za-z0-9.-]*|\[[0-9A-Fa-f:.]+\]):(/[^\"\\$]*)$ ]] \
         || die "LIBRARY_NFS must be server:/export (such as nas.example.org:/export/music), not '$LIBRARY_NFS'"
@@ -127,7 +127,7 @@ else
     # The cluster: reachable, new enough, and these objects allowed.
     command -v "${kubectl[0]}" >/dev/null || die "${kubectl[0]} is not on PATH (set KUBECTL)"
     server=$(k version -o json 2>&1) || die "kubectl does not reach the cluster (check the context: kubectl config current-context):
-$(printf '%s\n' "$server" | tail -n 3)"
+$(printf '%s\n' "$server" | grep -v '^[[:space:]{}]' | tail -n 3)"
     server=${server#*\"serverVersion\"}
     [[ $server =~ \"minor\":\ *\"([0-9]+) ]] || die "kubectl does not reach the cluster (no server version in kubectl version)"
     minor=${BASH_REMATCH[1]}
