@@ -28,7 +28,7 @@ SHARE = $(DESTDIR)$(PREFIX)/share/naviscan
 runtime-packages:
 	@echo $(RUNTIME_PACKAGES)
 
-.PHONY: all runtime-packages deps browser-deps test-browser test-slurm screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check install uninstall man check-man check-install deb test-deb image-deps image test-image clean
+.PHONY: all runtime-packages deps browser-deps test-browser test-slurm check-kubernetes screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check install uninstall man check-man check-install deb test-deb image-deps image test-image clean
 
 all: build
 
@@ -70,6 +70,21 @@ screenshots: deps browser-deps
 test-slurm: deps
 	$(SWIFT) build --product naviscan
 	$(SUDO) scripts/ci/slurm-test.sh .build/debug/naviscan
+
+# The Kubernetes recipe (dist/kubernetes) without a cluster: submit.sh's YAML for three sets of variables
+# checked against the Kubernetes client's models (Debian's python3-kubernetes; unknown fields, wrong types
+# and missing required fields fail, and the checker must reject broken manifests), the Jobs, claims and
+# service account consistent; submit.sh against a fake kubectl; the merge's wait against a fake API server
+# (HTTPS); the pods' scripts with a stand-in naviscan. About 20 s. See scripts/ci/check-kubernetes.py.
+KUBERNETES_CHECK_PACKAGES := python3-yaml python3-kubernetes curl openssl
+check-kubernetes:
+	@if ! /usr/bin/python3 -c 'import yaml, kubernetes' >/dev/null 2>&1 || ! command -v curl >/dev/null 2>&1 || \
+		! command -v openssl >/dev/null 2>&1; then \
+		echo "==> installing $(KUBERNETES_CHECK_PACKAGES)"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(KUBERNETES_CHECK_PACKAGES); \
+	fi
+	/usr/bin/python3 scripts/ci/check-kubernetes.py
 
 browser-deps:
 	@if ! command -v chromium >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then \
@@ -136,7 +151,8 @@ install: build
 	install -d $(SHARE)/web $(SHARE)/slurm $(SHARE)/kubernetes
 	install -m 644 Sources/NaviscanServer/Web/Assets/* $(SHARE)/web/
 	install -m 755 dist/slurm/* $(SHARE)/slurm/
-	install -m 644 dist/kubernetes/* $(SHARE)/kubernetes/
+	install -m 644 dist/kubernetes/*.yaml $(SHARE)/kubernetes/
+	install -m 755 dist/kubernetes/submit.sh $(SHARE)/kubernetes/
 	@echo "installed $(BINDIR)/naviscan; it needs these Debian packages at run time: $(RUNTIME_PACKAGES)"
 
 uninstall:

@@ -36,7 +36,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 echo "== root: mmdebstrap --variant=minbase $suite + apt-get install $(basename "$deb")"
 cp "$deb" "$scratch/naviscan.deb"
-mmdebstrap --quiet --variant=minbase --mode=root --format=tar \
+mmdebstrap --quiet --variant=minbase --include=curl --mode=root --format=tar \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
     --dpkgopt='path-exclude=/usr/share/info/*' \

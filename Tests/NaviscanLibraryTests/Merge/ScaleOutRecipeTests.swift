@@ -124,32 +124,124 @@ struct ScaleOutRecipeTests {
         #expect(try LibraryStore(path: scratch + "/store/naviscan.db").shardCoverage() == nil)
     }
 
-    @Test("The Kubernetes recipe: an Indexed Job over a read-only library reading JOB_COMPLETION_INDEX, then the merge Job")
+    /// dist/kubernetes/submit.sh's DRY_RUN=1 output (the templates filled in), as PyYAML parses it.
+    static func kubernetesManifest(_ scratch: String, _ environment: [String: String]) throws -> [[String: Any]] {
+        let rendered = try run("/bin/bash", [root + "/dist/kubernetes/submit.sh"],
+                               environment: ["PATH": "/usr/bin:/bin", "DRY_RUN": "1"].merging(environment) { _, new in new })
+        #expect(rendered.status == 0, "\(rendered.stderr)")
+        try rendered.stdout.write(toFile: scratch + "/rendered.yaml", atomically: true, encoding: .utf8)
+        let parsed = try run("/usr/bin/python3", ["-c", "import json, sys, yaml; print(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d]))", scratch + "/rendered.yaml"])
+        #expect(parsed.status == 0, "\(parsed.stderr)")
+        return try JSONSerialization.jsonObject(with: Data(parsed.stdout.utf8)) as? [[String: Any]] ?? []
+    }
+
+    static func container(_ job: [String: Any], _ name: String) -> [String: Any] {
+        let pod = podSpec(job)
+        let all = (pod["initContainers"] as? [[String: Any]] ?? []) + (pod["containers"] as? [[String: Any]] ?? [])
+        return all.first { $0["name"] as? String == name } ?? [:]
+    }
+
+    static func env(_ container: [String: Any]) -> [String: String] {
+        var values: [String: String] = [:]
+        for entry in container["env"] as? [[String: Any]] ?? [] { values[entry["name"] as? String ?? ""] = entry["value"] as? String }
+        return values
+    }
+
+    @Test("The Kubernetes recipe: an Indexed Job over a read-only library reading JOB_COMPLETION_INDEX, a merge Job that waits for it through the API, the claims and the service account, all from submit.sh's variables")
     func kubernetesJobs() throws {
-        let scanJob = try #require(Self.yamlDocuments("dist/kubernetes/naviscan-scan.yaml").first)
-        #expect(scanJob["kind"] as? String == "Job" && scanJob["apiVersion"] as? String == "batch/v1")
+        let scratch = try FixturePaths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let documents = try Self.kubernetesManifest(scratch, ["SHARDS": "4", "CPUS": "3", "RUN": "t1", "NAMESPACE": "music",
+                                                              "LIBRARY_NFS": "nas:/export/music", "STORAGE_CLASS": "rwx", "IMAGE": "localhost/naviscan:9.9.9"])
+        func document(_ kind: String, _ name: String) -> [String: Any]? {
+            documents.first { $0["kind"] as? String == kind && ($0["metadata"] as? [String: Any])?["name"] as? String == name }
+        }
+        let scanJob = try #require(document("Job", "naviscan-scan-t1"))
+        #expect(scanJob["apiVersion"] as? String == "batch/v1")
         let spec = try #require(scanJob["spec"] as? [String: Any])
-        #expect(spec["completionMode"] as? String == "Indexed")
-        let completions = try #require(spec["completions"] as? Int)
-        #expect(spec["parallelism"] as? Int ?? 0 >= 1)
+        #expect(spec["completionMode"] as? String == "Indexed" && spec["completions"] as? Int == 4 && spec["parallelism"] as? Int == 4)
+        #expect(spec["backoffLimitPerIndex"] as? Int ?? 0 >= 1 && spec["ttlSecondsAfterFinished"] as? Int ?? 0 > 0)
+        let scan = Self.container(scanJob, "scan")
+        let script = (scan["args"] as? [String])?.first ?? ""
+        #expect(script.contains("naviscan scan") && script.contains("--shard \"auto/$SHARDS\"") && script.contains("$JOB_COMPLETION_INDEX"), "\(script)")
+        #expect(Self.env(scan)["SHARDS"] == "4" && Self.env(scan)["JOBS"] == "3" && scan["image"] as? String == "localhost/naviscan:9.9.9")
+        // The library is mounted read-only, from a claim opened read-only, bound to the NFS export's volume.
         let pod = Self.podSpec(scanJob)
-        let container = try #require((pod["containers"] as? [[String: Any]])?.first)
-        let command = ((container["command"] as? [String] ?? []) + (container["args"] as? [String] ?? [])).joined(separator: " ")
-        #expect(command.contains("naviscan scan") && command.contains("--shard auto/\(completions)") && command.contains("$JOB_COMPLETION_INDEX"), "\(command)")
-        // The library is mounted read-only, from a claim opened read-only.
-        let mounts = container["volumeMounts"] as? [[String: Any]] ?? []
-        let library = try #require(mounts.first { command.contains("scan " + ($0["mountPath"] as? String ?? "?") + " ") })
+        let library = try #require((scan["volumeMounts"] as? [[String: Any]])?.first { $0["mountPath"] as? String == Self.env(scan)["NAVISCAN_LIBRARY"] })
         #expect(library["readOnly"] as? Bool == true)
         let volume = (pod["volumes"] as? [[String: Any]])?.first { $0["name"] as? String == library["name"] as? String }
-        #expect((volume?["persistentVolumeClaim"] as? [String: Any])?["readOnly"] as? Bool == true)
+        let claim = try #require((volume?["persistentVolumeClaim"] as? [String: Any]))
+        #expect(claim["readOnly"] as? Bool == true)
+        let libraryClaim = try #require(document("PersistentVolumeClaim", claim["claimName"] as? String ?? "?"))
+        #expect(((libraryClaim["spec"] as? [String: Any])?["accessModes"] as? [String]) == ["ReadOnlyMany"])
+        let nfs = try #require(document("PersistentVolume", "naviscan-library-music"))
+        #expect(((nfs["spec"] as? [String: Any])?["nfs"] as? [String: Any])?["path"] as? String == "/export/music")
+        // Not root; nothing written outside /data and the pod's scratch folder.
+        let security = pod["securityContext"] as? [String: Any] ?? [:]
+        #expect(security["runAsUser"] as? Int == 990 && security["runAsNonRoot"] as? Bool == true)
+        #expect((scan["securityContext"] as? [String: Any])?["readOnlyRootFilesystem"] as? Bool == true)
 
-        let mergeJob = try #require(Self.yamlDocuments("dist/kubernetes/naviscan-merge.yaml").first)
-        #expect(mergeJob["kind"] as? String == "Job")
-        let merge = try #require((Self.podSpec(mergeJob)["containers"] as? [[String: Any]])?.first)
-        let mergeCommand = ((merge["command"] as? [String] ?? []) + (merge["args"] as? [String] ?? [])).joined(separator: " ")
-        #expect(mergeCommand.contains("naviscan merge") && mergeCommand.contains("seq 0 \(completions - 1)"), "\(mergeCommand)")
+        let mergeJob = try #require(document("Job", "naviscan-merge-t1"))
+        #expect(((mergeJob["spec"] as? [String: Any])?["ttlSecondsAfterFinished"] as? Int ?? 0) > 0)
+        // It waits for the scan Job by itself, as a service account that may read Jobs.
+        let wait = Self.container(mergeJob, "wait")
+        #expect(Self.env(wait)["SCAN_JOB"] == "naviscan-scan-t1")
+        let account = try #require(Self.podSpec(mergeJob)["serviceAccountName"] as? String)
+        #expect(document("ServiceAccount", account) != nil && document("Role", account) != nil && document("RoleBinding", account) != nil)
+        let merge = Self.container(mergeJob, "merge")
+        let mergeScript = (merge["args"] as? [String])?.first ?? ""
+        #expect(mergeScript.contains("naviscan merge") && Self.env(merge)["SHARDS"] == "4", "\(mergeScript)")
         // What the merge reads is where the scan pods wrote: the same claim, the same folder names.
-        let shardFolder = try #require(try Self.capture(#"--out "([^"$]+)\$JOB_COMPLETION_INDEX""#, in: command))
-        #expect(mergeCommand.contains("\"\(shardFolder)$k\""), "\(mergeCommand)")
+        let data = { (job: [String: Any]) in
+            ((Self.podSpec(job)["volumes"] as? [[String: Any]])?.first { $0["name"] as? String == "data" }?["persistentVolumeClaim"] as? [String: Any])?["claimName"] as? String
+        }
+        #expect(data(scanJob) == "naviscan-data" && data(mergeJob) == "naviscan-data" && document("PersistentVolumeClaim", "naviscan-data") != nil)
+        #expect(script.contains("shards=$DATA/shards") && mergeScript.contains("shards=$DATA/shards") && mergeScript.contains("\"$shards/shard-$k\""))
+        #expect(script.contains("mark=$shards/shard-$k.complete") && mergeScript.contains("\"$shards/shard-$k.complete\""))
+    }
+
+    @Test("The Kubernetes pods' scripts, run as shipped: a shard that fails is named by the merge, which merges the others; run again, a complete shard is skipped, the store is whole")
+    func kubernetesScriptsRun() throws {
+        let scratch = try FixturePaths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let documents = try Self.kubernetesManifest(scratch, ["SHARDS": "2", "RUN": "t2", "LIBRARY_CLAIM": "music", "DATA_CLAIM": "data"])
+        let jobs = documents.filter { $0["kind"] as? String == "Job" }
+        let scanJob = try #require(jobs.first { (($0["metadata"] as? [String: Any])?["name"] as? String)?.hasPrefix("naviscan-scan") == true })
+        let mergeJob = try #require(jobs.first { (($0["metadata"] as? [String: Any])?["name"] as? String)?.hasPrefix("naviscan-merge") == true })
+        let scan = Self.container(scanJob, "scan"), merge = Self.container(mergeJob, "merge")
+        let library = try ShardMergeTests.makeLibrary(in: scratch, tracks: 4)
+        // The pods' environment, with the volumes as folders and naviscan on PATH.
+        try FileManager.default.createDirectory(atPath: scratch + "/bin", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: scratch + "/data/shards", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: scratch + "/tmp", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: scratch + "/bin/naviscan", withDestinationPath: NaviscanProcess.executable)
+        let paths = ["PATH": scratch + "/bin:/usr/bin:/bin", "DATA": scratch + "/data", "NAVISCAN_LIBRARY": library.root,
+                     "TMPDIR": scratch + "/tmp", "HOME": scratch + "/tmp", "NAVISCAN_FFTW_WISDOM": ""]
+        func pod(_ container: [String: Any], index: Int? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+            var environment = Self.env(container).merging(paths) { _, new in new }
+            if let index { environment["JOB_COMPLETION_INDEX"] = "\(index)" }
+            return try Self.run("/bin/bash", ["-c", (container["args"] as? [String])?.first ?? "exit 99"], environment: environment)
+        }
+        // Shard 1's output folder cannot be made (a file is in its place): exit 2, not complete.
+        FileManager.default.createFile(atPath: scratch + "/data/shards/shard-1", contents: Data("in the way".utf8))
+        #expect(try pod(scan, index: 0).status == 0)
+        #expect(try pod(scan, index: 1).status == 2)
+        #expect((try? String(contentsOfFile: scratch + "/data/shards/shard-0.complete", encoding: .utf8))?.hasPrefix("0/2 ") == true)
+        #expect(!FileManager.default.fileExists(atPath: scratch + "/data/shards/shard-1.complete"))
+        let held = try pod(merge)
+        #expect(held.status == 1 && held.stderr.contains("shards 1 of 2 did not complete"), "\(held.stderr)")
+        #expect(try LibraryStore(path: scratch + "/data/store/naviscan.db").shardCoverage() != nil, "shard 0 is merged alone")
+
+        try FileManager.default.removeItem(atPath: scratch + "/data/shards/shard-1")
+        let skipped = try pod(scan, index: 0)
+        #expect(skipped.status == 0 && skipped.stdout.contains("shard 0/2 is complete"), "\(skipped.stdout)")
+        #expect(try pod(scan, index: 1).status == 0)
+        let merged = try pod(merge)
+        #expect(merged.status == 0, "\(merged.stderr)")
+        let rows = try LibraryStore(path: scratch + "/data/store/naviscan.db").allTracks()
+        #expect(rows.filter { $0.status == .ok }.count == library.good.count)
+        #expect(try LibraryStore(path: scratch + "/data/store/naviscan.db").shardCoverage() == nil)
+        let logs = (try? FileManager.default.contentsOfDirectory(atPath: scratch + "/data/shards/logs")) ?? []
+        #expect(Set(logs) == ["scan-t2-0.log", "scan-t2-1.log", "merge-t2.log"], "\(logs)")
     }
 }
