@@ -10,7 +10,7 @@ Then score it like a naviscan scan:  score.py TRUTH.json OUT_DIR
 Existing outputs are kept (delete OUT_DIR to redo). Needs: pip install librosa."""
 import argparse
 import json
-import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 import os
 import sys
 
@@ -45,8 +45,10 @@ def main():
     tracks = json.load(open(a.truth))['tracks']
     jobs = [(os.path.join(root, t['relative_path']), os.path.join(a.out, t['relative_path'] + '.json'),
              t['relative_path']) for t in tracks if a.format == 'all' or t['format'] == a.format]
-    with multiprocessing.Pool(a.jobs) as pool:
-        done = sum(pool.imap_unordered(one, jobs))
+    # a crashed worker (e.g. a numba cache left half-written by a killed run: delete librosa's
+    # __pycache__/*.nbi, *.nbc) raises BrokenProcessPool here instead of hanging
+    with ProcessPoolExecutor(a.jobs) as pool:
+        done = sum(pool.map(one, jobs))
     print(f'librosa: {done} new, {len(jobs)} files', file=sys.stderr)
 
 
