@@ -154,11 +154,15 @@ struct ServerTests {
         let served = try ServedLibrary()
         defer { served.cleanUp() }
         try await served.app().test(.live) { client in
-            let uri = "/smart-dj/bulk-profiles?paths=" + query(served.tracks[0]) + "," + query("Nope/x.mp3") + "&paths=" + query(served.tracks[2])
-            try await client.execute(uri: uri, method: .get) { response in
-                let body = try json(response.body)
-                #expect(Set((body["profiles"] as? [String: Any] ?? [:]).keys) == [served.tracks[0], served.tracks[2]])
-                #expect(body["missing"] as? [String] == ["Nope/x.mp3"])
+            // One paths= is the companion API's comma list; repeated paths= are one path each, never split.
+            let list = "/smart-dj/bulk-profiles?paths=" + query(served.tracks[0]) + "," + query("Nope/x.mp3") + "," + query(served.tracks[2])
+            let repeated = "/smart-dj/bulk-profiles?paths=" + query(served.tracks[0]) + "&paths=" + query("Nope/x.mp3") + "&paths=" + query(served.tracks[2])
+            for uri in [list, repeated] {
+                try await client.execute(uri: uri, method: .get) { response in
+                    let body = try json(response.body)
+                    #expect(Set((body["profiles"] as? [String: Any] ?? [:]).keys) == [served.tracks[0], served.tracks[2]])
+                    #expect(body["missing"] as? [String] == ["Nope/x.mp3"])
+                }
             }
             var paths = (0..<997).map { "Somewhere/track \($0).mp3" }
             paths += served.tracks
