@@ -108,6 +108,16 @@ DRAWN = """(id => { const c = document.getElementById(id); const d = c.getContex
   let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n; })(%s)"""
 
 
+def listening_port(log_path, host):
+    """The port `naviscan serve --port 0` printed it listens on (10 s at most)."""
+    for _ in range(200):
+        match = re.search(r"listening on http://" + re.escape(host) + r":(\d+)", open(log_path).read())
+        if match:
+            return int(match.group(1))
+        time.sleep(0.05)
+    raise RuntimeError(f"naviscan serve on {host} did not start: " + open(log_path).read())
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -131,15 +141,7 @@ def main():
             failures.append(what)
 
     try:
-        port = None
-        for _ in range(200):
-            match = re.search(r"listening on http://127\.0\.0\.1:(\d+)", open(log_path).read())
-            if match:
-                port = int(match.group(1))
-                break
-            time.sleep(0.05)
-        if port is None:
-            raise RuntimeError("naviscan serve did not start: " + open(log_path).read())
+        port = listening_port(log_path, "127.0.0.1")
         base = f"http://127.0.0.1:{port}"
         profile_dir = os.path.join(scratch, "chromium")
         chrome = subprocess.Popen([browser, "--headless=new", "--remote-debugging-port=0", f"--user-data-dir={profile_dir}",
@@ -205,15 +207,7 @@ def main():
         open(log_path, "w").close()
         server = subprocess.Popen([naviscan, "serve", "--library", library, "--out", out, "--port", "0", "--host", "0.0.0.0",
                                    "--base-path", "/naviscan"], stderr=open(log_path, "w"), stdout=subprocess.DEVNULL)
-        port = None
-        for _ in range(200):
-            match = re.search(r"listening on http://0\.0\.0\.0:(\d+)", open(log_path).read())
-            if match:
-                port = int(match.group(1))
-                break
-            time.sleep(0.05)
-        if port is None:
-            raise RuntimeError("naviscan serve --host 0.0.0.0 did not start: " + open(log_path).read())
+        port = listening_port(log_path, "0.0.0.0")
         token = open(os.path.join(out, "token")).read().strip()
         base = f"http://127.0.0.1:{port}/naviscan"
         page.open(base + "/track?relative_path=" + track)
