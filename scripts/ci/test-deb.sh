@@ -73,6 +73,14 @@ rm -f "$root/tmp/$debname"
 
 echo "== the installed package"
 [ "$(in_root naviscan --version)" = "$version" ] || fail "naviscan --version does not print $version"
+# A bare chroot without /proc: the static binary says what to mount (exit 2), it does not trap.
+umount "$root/proc"
+noproc_status=0
+noproc=$(in_root naviscan --version 2>&1) || noproc_status=$?
+mount -t proc proc "$root/proc"
+[ "$noproc_status" = 2 ] && [[ $noproc == *"/proc is not mounted"* ]] \
+    || fail "without /proc naviscan exited $noproc_status with: $noproc"
+echo "   without /proc: exit 2, \"${noproc:0:60}…\""
 in_root ldd /usr/bin/naviscan > "$scratch/ldd.txt" || fail "ldd /usr/bin/naviscan"
 if grep -i swift "$scratch/ldd.txt"; then fail "the installed binary links a Swift library"; fi
 if grep 'not found' "$scratch/ldd.txt"; then fail "a library the binary needs is not installed (Depends is short)"; fi
