@@ -68,9 +68,7 @@ struct MergeCommand: ParsableCommand {
             throw CLIError(UserMessage.describe(error), code: (error as? LibraryError)?.isFault == true ? 3 : 2)
         }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            FileHandle.standardOutput.write(try encoder.encode(summary) + Data("\n".utf8))
+            try JSONOutput.write(summary)
         } else if !quiet {
             let holds = summary.coverage.map { "shards \($0) of the library; merge the others when they are scanned" } ?? "the whole library"
             FileHandle.standardError.write(Data("""

@@ -169,9 +169,7 @@ struct ScanCommand: AsyncParsableCommand {
         let counted = summary.failures.filter { policy == .any || (policy == .new && !$0.known) }
         let failing = !counted.isEmpty || summary.interrupted
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            FileHandle.standardOutput.write(try encoder.encode(summary) + Data("\n".utf8))
+            try JSONOutput.write(summary)
         } else if !quiet || failing {
             // --quiet prints the summary only with a failing status: cron mails only then.
             FileHandle.standardError.write(Data(Self.describe(summary, library: libraryPath, out: location.out,

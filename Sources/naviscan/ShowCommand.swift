@@ -49,9 +49,7 @@ struct ShowCommand: AsyncParsableCommand {
         }
         let layout = OutputLayout(root: location.out)
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            var object = try JSONSerialization.jsonObject(with: encoder.encode(track)) as! [String: Any]
+            var object = try JSONSerialization.jsonObject(with: JSONOutput.encoder.encode(track)) as! [String: Any]
             object["profile_json"] = nil
             object["profile"] = track.profileJSON.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) } ?? NSNull()
             object["vis_file"] = track.visFingerprint != nil ? layout.visPath(key: track.key) : NSNull()

@@ -87,9 +87,7 @@ struct StatusCommand: AsyncParsableCommand {
         }
 
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            FileHandle.standardOutput.write(try encoder.encode(report) + Data("\n".utf8))
+            try JSONOutput.write(report)
             return
         }
         print("store:       \(report.store)")

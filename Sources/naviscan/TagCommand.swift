@@ -71,9 +71,7 @@ struct TagCommand: AsyncParsableCommand {
             throw CLIError(UserMessage.describe(error), code: (error as? LibraryError)?.isFault == true ? 3 : 2)
         }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            FileHandle.standardOutput.write(try encoder.encode(summary) + Data("\n".utf8))
+            try JSONOutput.write(summary)
         } else if !quiet || !summary.failed.isEmpty {
             var text = ""
             for file in summary.tagged {
