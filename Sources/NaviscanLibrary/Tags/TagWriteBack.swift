@@ -74,8 +74,12 @@ public struct TagWriteBack {
         summary.dryRun = options.dryRun
         for track in try store.allTracks().sorted(by: { $0.relativePath < $1.relativePath }) where track.missingSince == nil {
             let path = options.library + "/" + track.relativePath
-            guard track.status == .ok, let json = track.profileJSON, let profile = try? StoredProfile.read(Data(json.utf8)) else {
-                summary.skipped.append(Failure(relativePath: track.relativePath, reason: "not analysed (no DJ profile); scan it with --dj first"))
+            guard track.status == .ok else {
+                summary.skipped.append(Failure(relativePath: track.relativePath, reason: "its analysis failed (`naviscan status` says why)"))
+                continue
+            }
+            guard let json = track.profileJSON, let profile = try? StoredProfile.read(Data(json.utf8)) else {
+                summary.skipped.append(Failure(relativePath: track.relativePath, reason: "no DJ profile; scan with --dj first"))
                 continue
             }
             var info = stat()
