@@ -25,6 +25,8 @@ public enum LibraryError: Error, CustomStringConvertible, Equatable {
     case mergeRefused(reason: String)
     /// A shard store cannot be read (damaged, unreadable): a fault, like the output's own store.
     case mergeSourceUnreadable(path: String, reason: String)
+    /// Navidrome's database (`--navidrome-db`) cannot be read.
+    case navidromeDatabase(path: String, reason: String)
 
     /// Faults of the output or the store: the scan stops, records nothing for the tracks in flight,
     /// and exits with its own status; fixing the cause and running again loses nothing.
@@ -45,6 +47,8 @@ public enum LibraryError: Error, CustomStringConvertible, Equatable {
             return "another naviscan (\(holder)) is already writing into \(path); wait for it to finish"
         case .store(let path, let reason):
             return "the store \(path) cannot be used: \(reason)"
+        case .navidromeDatabase(let path, let reason):
+            return "Navidrome's database \(path) \(reason)"
         case .storeDamaged(let path, let reason):
             return "the store \(path) is damaged (\(reason))"
         case .storeFromNewerVersion(let path, let step):

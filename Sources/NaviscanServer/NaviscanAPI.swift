@@ -118,8 +118,10 @@ public enum NaviscanAPI {
         let connections = ConnectionRegistry(evictionThreshold: configuration.limits.evictionThreshold(maxConnections: maxConnections))
         let web = try WebAssets.locate().map { try WebAssets(directory: $0) }
         if web == nil { logger.warning("the web page's files are not installed; / answers 503 (set NAVISCAN_WEB_DIR to Sources/NaviscanServer/Web/Assets, or reinstall)") }
+        let navidrome = try configuration.navidromeDatabase.map { try NavidromeDatabase(path: $0) }
         return ServerServices(configuration: configuration, layout: layout, storeHandle: storeHandle, library: library, hub: hub,
-                              paths: TrackPaths(store: storeHandle, navidromeMusicFolder: configuration.navidromeMusicFolder),
+                              paths: TrackPaths(store: storeHandle, navidromeMusicFolder: configuration.navidromeMusicFolder,
+                                                navidromeDatabase: navidrome),
                               precompute: precompute, maintainer: maintainer, visSize: VisCacheSize(directory: layout.visDirectory),
                               connections: connections, logger: logger, web: web)
     }

@@ -1,14 +1,27 @@
 import Foundation
+import NaviscanLibrary
 
 /// The WebSocket clients of /ws/push and the events they are sent.
+///
+/// Every event of the store carries its change sequence (`seq`). A client connects plainly and is
+/// told where the store is (`hello`), or with `?after=N` (the last `seq` it saw) and is first sent
+/// the events it missed from the store; when those are no longer kept it is told to reload
+/// (`resync`). A client that cannot keep up is disconnected rather than silently skipped: it
+/// reconnects with `after`.
 actor PushHub {
-    private var clients: [UUID: AsyncStream<String>.Continuation] = [:]
+    struct Message: Sendable {
+        /// The event's change sequence; nil for a notice that is no change of the store.
+        let seq: Int64?
+        let text: String
+    }
+
+    private var clients: [UUID: AsyncStream<Message>.Continuation] = [:]
 
     var count: Int { clients.count }
 
-    func register() -> (UUID, AsyncStream<String>) {
+    func register() -> (UUID, AsyncStream<Message>) {
         let id = UUID()
-        let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(1000))
+        let (stream, continuation) = AsyncStream<Message>.makeStream(bufferingPolicy: .bufferingNewest(1000))
         clients[id] = continuation
         return (id, stream)
     }
@@ -17,19 +30,53 @@ actor PushHub {
         clients.removeValue(forKey: id)?.finish()
     }
 
-    /// `{"event": "track_analyzed", "relative_path": P}`
-    func trackAnalyzed(_ relativePath: String) {
-        send(["event": "track_analyzed", "relative_path": relativePath])
+    /// A change of the store, as recorded there.
+    func publish(_ event: LibraryEvent) {
+        send(Message(seq: event.seq, text: Self.text(event.jsonObject)))
     }
 
-    /// `{"event": "track_failed", "relative_path": P, "error": reason}`
+    /// The store was replaced (a merge, a restore): what a client holds may be stale.
+    func publishResync(seq: Int64) {
+        send(Message(seq: nil, text: Self.text(["event": "resync", "seq": seq])))
+    }
+
+    /// A precompute that could not even open its file: nothing was stored, so it has no `seq`.
     func trackFailed(_ relativePath: String, reason: String) {
-        send(["event": "track_failed", "relative_path": relativePath, "error": reason])
+        send(Message(seq: nil, text: Self.text(["event": "track_failed", "relative_path": relativePath, "error": reason])))
     }
 
-    private func send(_ event: [String: String]) {
-        let data = (try? JSONSerialization.data(withJSONObject: event, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        let text = String(decoding: data, as: UTF8.self)
-        for continuation in clients.values { continuation.yield(text) }
+    private func send(_ message: Message) {
+        for (id, continuation) in clients {
+            if case .dropped = continuation.yield(message) {
+                // Its buffer is full: closing the socket makes it reconnect with `after` and catch up.
+                clients.removeValue(forKey: id)?.finish()
+            }
+        }
+    }
+
+    /// What a client connecting with `after` (nil: none) is sent before the live events, and the
+    /// sequence up to which it has been told everything (live events up to it are skipped).
+    static func opening(after: Int64?, store: LibraryStore) async throws -> (messages: [String], through: Int64) {
+        let latest = try await store.latestSequence()
+        guard let after else { return ([text(["event": "hello", "seq": latest])], latest) }
+        let first = try await store.firstKeptEvent()
+        // Missed events that are no longer kept, or a number this store never gave (another store).
+        if after > latest || (after < latest && (first.map { after < $0 - 1 } ?? true)) {
+            return ([text(["event": "resync", "seq": latest])], latest)
+        }
+        var messages = [text(["event": "hello", "seq": latest])]
+        var cursor = after
+        while cursor < latest {
+            let page = try await store.events(after: cursor)
+            guard let last = page.last else { break }
+            for event in page where event.seq <= latest { messages.append(text(event.jsonObject)) }
+            cursor = last.seq
+        }
+        return (messages, latest)
+    }
+
+    static func text(_ object: [String: Any]) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
     }
 }

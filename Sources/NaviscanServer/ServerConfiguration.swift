@@ -38,6 +38,8 @@ public struct ServerConfiguration: Sendable {
     public var access = AccessPolicy()
     /// Navidrome's music folder as its real paths start (`/music`), so that those paths find tracks.
     public var navidromeMusicFolder: String?
+    /// Navidrome's database (navidrome.db), read for the song IDs its clients send.
+    public var navidromeDatabase: String?
 
     public init(dataDirectory: String, library: String? = nil, host: String = Defaults.host, port: Int = Defaults.port) {
         self.dataDirectory = dataDirectory

@@ -3,10 +3,10 @@ import Logging
 import NaviscanLibrary
 import ServiceLifecycle
 
-/// Follows the store's change sequence (stamped at commit, in commit order) and pushes one event
-/// per row written since the last look: by a scan running beside the server or by a precompute.
-/// Because it remembers a sequence number, not a time, no commit can slip past it, however many
-/// workers commit and in whatever order they finish.
+/// Follows the store's events (numbered with its change sequence, recorded in the transaction of
+/// each change) and pushes each once: from a scan running beside the server, a precompute or a
+/// merge. Because it remembers a sequence number, not a time, no commit can slip past it, however
+/// many workers commit and in whatever order they finish.
 struct StoreWatcher: Service {
     let store: StoreHandle
     let hub: PushHub
@@ -27,16 +27,18 @@ struct StoreWatcher: Service {
             // Notices an outage (or its end) even when no request asks.
             if store.unavailable != nil { continue }
             do {
-                while true {
-                    let changes = try await store.current.changes(after: last)
-                    for change in changes {
-                        switch change.status {
-                        case .ok: await hub.trackAnalyzed(change.relativePath)
-                        case .failed: await hub.trackFailed(change.relativePath, reason: change.error ?? "failed")
-                        }
-                        last = change.seq
-                    }
-                    if changes.count < 1000 { break }
+                let latest = try await store.current.latestSequence()
+                if latest < last {
+                    // Another store file at the path (a merge's result, a restore): numbers restart.
+                    last = latest
+                    await hub.publishResync(seq: latest)
+                    continue
+                }
+                while last < latest {
+                    let events = try await store.current.events(after: last)
+                    for event in events { await hub.publish(event) }
+                    // Numbers without an event (a store from before events were kept) are skipped.
+                    last = events.last?.seq ?? latest
                 }
             } catch is CancellationError {
                 return

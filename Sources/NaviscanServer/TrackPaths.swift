@@ -16,12 +16,30 @@ actor TrackPaths {
     let store: StoreHandle
     /// Navidrome's music folder as its absolute paths start, without a trailing slash.
     let navidromeMusicFolder: String?
+    /// Navidrome's database, for the song IDs its clients send (`--navidrome-db`).
+    let navidromeDatabase: NavidromeDatabase?
     private var index: [String: [String]] = [:]
     private var indexedSequence: Int64 = -1
 
-    init(store: StoreHandle, navidromeMusicFolder: String?) {
+    init(store: StoreHandle, navidromeMusicFolder: String?, navidromeDatabase: NavidromeDatabase? = nil) {
         self.store = store
         self.navidromeMusicFolder = navidromeMusicFolder.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        self.navidromeDatabase = navidromeDatabase
+    }
+
+    /// The track a request names: `relative_path=P` (any of the forms above), or `id=ID`, a
+    /// Navidrome song ID (with `--navidrome-db`).
+    func resolve(_ query: QueryValues) async throws -> String {
+        if let id = query.first("id"), query.first("relative_path") == nil {
+            guard !id.isEmpty else { throw APIError.badRequest("id is empty") }
+            guard let path = try await songPath(id: id) else {
+                throw APIError.notFound(navidromeDatabase == nil
+                    ? "id=\(id) names a Navidrome song, and this server was started without --navidrome-db (Navidrome's navidrome.db) to look it up"
+                    : "no song \(id) in Navidrome's database \(navidromeDatabase!.path)")
+            }
+            return path
+        }
+        return try await resolve(query.first("relative_path"))
     }
 
     /// The stored track `raw` names; a valid path naviscan does not hold comes back as it is (the
@@ -48,7 +66,24 @@ actor TrackPaths {
             throw APIError(status: .conflict, message: "\(path) is Navidrome's tag-built path of \(matches.count) tracks; ask for one of them by its own path",
                            candidates: matches)
         }
-        return matches.first ?? path
+        if let match = matches.first { return match }
+        // A Navidrome song ID where a path was expected (a bulk list from a client that has only IDs).
+        if !path.contains("/"), let song = try await songPath(id: path) { return song }
+        return path
+    }
+
+    /// The library-relative path of Navidrome song `id`, when Navidrome's database is known and has it.
+    private func songPath(id: String) async throws -> String? {
+        guard let database = navidromeDatabase else { return nil }
+        let song: NavidromeDatabase.Song?
+        do { song = try database.song(id: id) } catch {
+            throw APIError(status: .serviceUnavailable, message: "\(error)")
+        }
+        guard let song else { return nil }
+        guard let relative = NavidromeDatabase.relativePath(of: song, musicFolder: navidromeMusicFolder) else {
+            throw APIError.notFound("Navidrome's song \(id) is \(song.path), outside its library folder; start serve with --navidrome-music-folder set to Navidrome's music folder")
+        }
+        return try RelativePath.validate(relative)
     }
 
     static func index(_ tracks: [TrackRecord]) -> [String: [String]] {
@@ -110,8 +145,35 @@ struct QueryValues {
         return raw.map { Self.decode(Substring($0)) }
     }
 
+    /// `+` is a space (as browsers send forms); `%XX` is a byte. The bytes are read the way file
+    /// names are (`SystemPath`): a name that is not UTF-8, sent as its own bytes (`%E9`), finds the
+    /// same track as its escaped form in naviscan's answers (U+F7E9, sent as `%EF%9F%A9`). A `%`
+    /// not followed by two hex digits is kept as it is.
     static func decode(_ text: Substring) -> String {
-        let spaced = text.replacingOccurrences(of: "+", with: " ")
-        return spaced.removingPercentEncoding ?? spaced
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var utf8 = text.utf8[...]
+        while let byte = utf8.first {
+            utf8 = utf8.dropFirst()
+            if byte == UInt8(ascii: "+") {
+                bytes.append(UInt8(ascii: " "))
+            } else if byte == UInt8(ascii: "%"), utf8.count >= 2,
+                      let high = hexValue(utf8[utf8.startIndex]), let low = hexValue(utf8[utf8.index(after: utf8.startIndex)]) {
+                bytes.append(high << 4 | low)
+                utf8 = utf8.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return bytes.withUnsafeBufferPointer { SystemPath.string(fromBytes: $0) }
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
     }
 }

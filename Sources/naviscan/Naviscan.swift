@@ -44,7 +44,9 @@ struct Naviscan: AsyncParsableCommand {
                 + "run it with /proc, as every container runtime provides by default).\n").utf8))
             Foundation.exit(2)
         }
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        // From argv's bytes as file names are read (SystemPath): `CommandLine.arguments` repairs a
+        // Latin-1 name to U+FFFD, which names no file; an escaped one opens the file and matches the store.
+        let arguments = (1..<Int(CommandLine.argc)).map { SystemPath.string(fromCString: CommandLine.unsafeArgv[$0]!) }
         if let message = mistypedCommand(arguments) {
             FileHandle.standardError.write(Data("naviscan: \(message)\n".utf8))
             Foundation.exit(2)

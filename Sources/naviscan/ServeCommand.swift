@@ -33,7 +33,9 @@ struct ServeCommand: AsyncParsableCommand {
             Players send the paths Navidrome reports. The library-relative path works as it is; with \
             Navidrome's "Report Real Path" on, its absolute paths work once --navidrome-music-folder names \
             its music folder (/music in its container); with it off (Navidrome's default), the path Navidrome \
-            builds from the tags (Album Artist/Album/DD-TT - Title.ext) is looked up in the stored tags.
+            builds from the tags (Album Artist/Album/DD-TT - Title.ext) is looked up in the stored tags. A \
+            Navidrome song ID (id=ID instead of relative_path=P) is looked up in Navidrome's own database \
+            when --navidrome-db names it (read only).
 
             Behind a reverse proxy under a sub-path, pass --base-path /naviscan: requests work with or without \
             the prefix, and every URL of the page is relative to it.
@@ -86,6 +88,11 @@ struct ServeCommand: AsyncParsableCommand {
                                valueName: "path"))
     var navidromeMusicFolder: String?
 
+    @Option(name: .customLong("navidrome-db"),
+            help: ArgumentHelp("Navidrome's database, read only, so that its song IDs (id=ID) find their tracks (\(Settings.navidromeDatabase.defaultText)).",
+                               valueName: "navidrome.db"))
+    var navidromeDatabase: String?
+
     @Option(help: ArgumentHelp("trace, debug, info (a line per request), notice, warning, error or critical (\(Settings.logLevel.defaultText)).",
                                valueName: "level"))
     var logLevel: String?
@@ -121,6 +128,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let basePath { values[Settings.basePath.key] = .string(basePath) }
         if let logLevel { values[Settings.logLevel.key] = .string(logLevel) }
         if let navidromeMusicFolder { values[Settings.navidromeMusicFolder.key] = .string(navidromeMusicFolder) }
+        if let navidromeDatabase { values[Settings.navidromeDatabase.key] = .string(navidromeDatabase) }
         return values
     }
 
@@ -162,6 +170,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             configuration.navidromeMusicFolder = folder
         }
+        configuration.navidromeDatabase = settings.string(Settings.navidromeDatabase).map(StoreLocation.standardized)
         configuration.access = access
         if settings.bool(Settings.watch) ?? true {
             let text = settings.string(Settings.rescanInterval) ?? Defaults.rescanInterval

@@ -234,6 +234,34 @@ struct CommandLineTests {
         #expect(try NaviscanProcess.run(["show", "Artist A/new.wav", "-o", out], environment: env).status == 1)
     }
 
+    @Test("A file name that is not UTF-8 (Latin-1 bytes) is scanned with its tags, found by `show` from its own bytes on the command line, and listed by `tag --dry-run`")
+    func nonUTF8Names() throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        let library = s.root + "/Latin"
+        try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
+        try AudioFileWriter.write(.sine(frequency: 440, dBFS: -14, duration: 2), to: library + "/tmp.flac", format: .flac16,
+                                  tags: [.album: "Dangerously in Love", .artist: "Band", .title: "Crazy"])
+        let name = Array((library + "/Beyonc").utf8) + [0xE9] + Array(".flac".utf8) + [0]
+        let renamed = (library + "/tmp.flac").withCString { from in
+            name.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { rename(from, $0.baseAddress!) } }
+        }
+        try #require(renamed == 0)
+        let out = s.root + "/out"
+        let scan = try s.run([library, "-o", out, "-q"])
+        #expect(scan.status == 0, "\(scan.stderr)")
+        // The shell passes the name's own bytes, as a user's tab completion does.
+        let show = try NaviscanProcess.run(["-c", #"exec "$0" show "$1/Beyonc$(printf '\351').flac" -o "$2" --json"#, NaviscanProcess.executable, library, out],
+                                           environment: s.environment, program: "/bin/bash")
+        #expect(show.status == 0, "\(show.stderr)")
+        let shown = try s.json(show.stdout)
+        #expect(shown["relative_path"] as? String == "Beyonc\u{F7E9}.flac")
+        #expect(((shown["profile"] as? [String: Any])?["tags"] as? [String: Any])?["album"] as? String == "Dangerously in Love", "\(shown)")
+        let tag = try s.run(["tag", library, "-o", out, "--dry-run", "--json"])
+        #expect(tag.status == 0, "\(tag.stderr)")
+        #expect(tag.stdout.contains("Beyonc\u{F7E9}.flac"), "\(tag.stdout)")
+    }
+
     @Test("Plain errors: a port in use, an output under a file; serve precomputes with the store's parameters; a clean Ctrl-C logs no error")
     func plainErrorsAndServe() throws {
         let s = try Scratch()

@@ -11,10 +11,11 @@ import NIOCore
 import Testing
 
 /// Connects a /ws/push client that logs every event; returns once the server counts it.
-func connectPushClient(_ client: some TestClientProtocol, log: EventLog) async throws -> Task<Void, Error> {
+func connectPushClient(_ client: some TestClientProtocol, log: EventLog, query: String = "") async throws -> Task<Void, Error> {
     let port = try #require(client.port)
+    let before = try await client.execute(uri: "/health", method: .get) { try json($0.body)["connected_clients"] as? Int } ?? 0
     let socket = Task {
-        _ = try await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/ws/push", logger: Logger(label: "ws-test")) { inbound, _, _ in
+        _ = try await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/ws/push" + query, logger: Logger(label: "ws-test")) { inbound, _, _ in
             for try await message in inbound.messages(maxSize: 1 << 16) {
                 if case .text(let text) = message { await log.append(text) }
             }
@@ -22,9 +23,11 @@ func connectPushClient(_ client: some TestClientProtocol, log: EventLog) async t
     }
     for _ in 0..<100 {
         let connected = try await client.execute(uri: "/health", method: .get) { try json($0.body)["connected_clients"] as? Int }
-        if connected == 1 { break }
+        if connected == before + 1 { break }
         try await Task.sleep(for: .milliseconds(50))
     }
+    // The first message (hello or resync) is sent on connecting.
+    for _ in 0..<100 where await log.messages.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
     return socket
 }
 
@@ -68,6 +71,60 @@ struct StoreSafetyServerTests {
         }
     }
 
+    @Test("/ws/push: one event per change with its seq (an album's new gain once, a deleted file once); a client reconnecting with after= is sent what it missed; an unknown number asks it to reload")
+    func pushOncePerChangeAndReplay() async throws {
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        let album = (1...3).map { "New Album/0\($0).flac" }
+        try FileManager.default.createDirectory(atPath: served.library + "/New Album", withIntermediateDirectories: true)
+        for (i, path) in album.enumerated() {
+            try AudioFileWriter.write(.sine(frequency: 300 + Double(i * 50), dBFS: -10 - Double(i * 4), duration: 1), to: served.library + "/" + path,
+                                      format: .flac16, tags: [.album: "New Album", .artist: "Band", .trackNumber: "\(i + 1)"])
+        }
+        let removed = served.tracks[2]
+        try FileManager.default.removeItem(atPath: served.library + "/" + removed)
+        @Sendable func decoded(_ messages: [String]) -> [[String: Any]] {
+            messages.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        }
+        try await served.app().test(.live) { client in
+            let log = EventLog()
+            let socket = try await connectPushClient(client, log: log)
+            let hello = try #require(decoded(await log.messages).first)
+            #expect(hello["event"] as? String == "hello")
+            let start = try #require(hello["seq"] as? Int)
+            let options = ScanOptions(library: served.library, output: served.data, visualizer: VisualizerConfig(), profile: ProfileConfig(), jobs: 2)
+            _ = try await Task.detached { try LibraryScanner(options: options, logger: Logger(label: "scan")).run() }.value
+            try await waitFor(log, album + [removed, "album_updated"])
+            try await Task.sleep(for: .milliseconds(600))   // several polls: nothing more may come
+            socket.cancel()
+            let events = Array(decoded(await log.messages).dropFirst())
+            for path in album {
+                #expect(events.filter { $0["relative_path"] as? String == path }.map { $0["event"] as? String } == ["track_analyzed"], "\(path): \(events)")
+            }
+            #expect(events.filter { $0["relative_path"] as? String == removed }.map { $0["event"] as? String } == ["track_removed"], "\(events)")
+            let albums = events.filter { ($0["relative_paths"] as? [String])?.contains(album[0]) == true }
+            #expect(albums.count == 1 && Set(albums.first?["relative_paths"] as? [String] ?? []) == Set(album), "\(events)")
+            let seqs = events.compactMap { $0["seq"] as? Int }
+            #expect(seqs.count == events.count && seqs == seqs.sorted() && Set(seqs).count == seqs.count && (seqs.first ?? 0) > start, "\(seqs)")
+
+            // Reconnecting with the last number seen before the scan: the same events, in order.
+            let replay = EventLog()
+            let again = try await connectPushClient(client, log: replay, query: "?after=\(start)")
+            try await waitFor(replay, album + [removed, "album_updated"])
+            again.cancel()
+            let replayed = Array(decoded(await replay.messages).dropFirst())
+            #expect(replayed.compactMap { $0["seq"] as? Int } == seqs)
+            #expect(replayed.compactMap { $0["event"] as? String } == events.compactMap { $0["event"] as? String })
+
+            // A number this store never gave: reload.
+            let stale = EventLog()
+            let third = try await connectPushClient(client, log: stale, query: "?after=\((seqs.last ?? 0) + 1000)")
+            try await waitFor(stale, ["resync"])
+            third.cancel()
+            #expect(decoded(await stale.messages).first?["event"] as? String == "resync")
+        }
+    }
+
     @Test("A scan with two jobs beside a live server: every track's event is pushed")
     func scanBesideServer() async throws {
         let served = try ServedLibrary()
@@ -89,11 +146,13 @@ struct StoreSafetyServerTests {
         }
     }
 
-    @Test("A name that is not UTF-8 is scanned and served under its escaped path")
+    @Test("A name that is not UTF-8 is scanned with its tags and served under its escaped path or its own bytes: profile, frames, stream, track page, library page")
     func nonUTF8Served() async throws {
         let served = try ServedLibrary()
         defer { served.cleanUp() }
-        try AudioFileWriter.write(.sine(frequency: 440, duration: 1), to: served.library + "/Other/tmp.flac", format: .flac16)
+        try AudioFileWriter.write(.sine(frequency: 440, duration: 1), to: served.library + "/Other/tmp.flac", format: .flac16,
+                                  tags: [.album: "Dangerously in Love", .artist: "Beyonc\u{E9}", .title: "Crazy"])
+        let fileBytes = try Data(contentsOf: URL(fileURLWithPath: served.library + "/Other/tmp.flac"))
         let bytes = Array((served.library + "/Other/Beyonc").utf8) + [0xE9] + Array(".flac".utf8) + [0]
         let renamed = (served.library + "/Other/tmp.flac").withCString { from in
             bytes.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { rename(from, $0.baseAddress!) } }
@@ -102,14 +161,36 @@ struct StoreSafetyServerTests {
         let options = ScanOptions(library: served.library, output: served.data, visualizer: VisualizerConfig(), profile: ProfileConfig(), jobs: 1)
         #expect(try LibraryScanner(options: options, logger: Logger(label: "scan")).run().analysed == 1)
         let path = "Other/Beyonc\u{F7E9}.flac"
+        // Its tags were read (they decide its album and album gain).
+        let store = try LibraryStore(path: served.data + "/naviscan.db")
+        #expect(try store.tags(relativePath: path)?.album == "Dangerously in Love")
+        #expect(try store.tags(relativePath: path)?.artist == "Beyonc\u{E9}")
         try await served.app().test(.live) { client in
-            try await client.execute(uri: "/smart-dj/profile?relative_path=" + query(path), method: .get) { response in
-                #expect(response.status == .ok)
-                let body = try json(response.body)
-                #expect(body["relative_path"] as? String == path)
+            // The escape as naviscan answers it (U+F7E9, percent-encoded as UTF-8) and the name's own byte (%E9).
+            for sent in [query(path), "Other/Beyonc%E9.flac", "Other/Beyonc%e9.flac"] {
+                try await client.execute(uri: "/smart-dj/profile?relative_path=" + sent, method: .get) { response in
+                    #expect(response.status == .ok, "\(sent)")
+                    let body = try json(response.body)
+                    #expect(body["relative_path"] as? String == path)
+                }
+                try await client.execute(uri: "/visualizer/frames?format=binary&relative_path=" + sent, method: .get) { response in
+                    #expect(response.status == .ok, "\(sent)")
+                }
+                try await client.execute(uri: "/stream?relative_path=" + sent, method: .get) { response in
+                    #expect(response.status == .ok, "\(sent)")
+                    #expect(Data(buffer: response.body) == fileBytes)
+                }
+                try await client.execute(uri: "/track?relative_path=" + sent, method: .get) { response in
+                    #expect(response.status == .ok, "\(sent)")
+                }
             }
-            try await client.execute(uri: "/visualizer/frames?format=binary&relative_path=" + query(path), method: .get) { response in
-                #expect(response.status == .ok)
+            let bulk = ByteBuffer(data: try JSONSerialization.data(withJSONObject: ["paths": [path]]))
+            try await client.execute(uri: "/smart-dj/bulk-profiles", method: .post, body: bulk) { response in
+                let body = try json(response.body)
+                #expect((body["profiles"] as? [String: Any])?[path] != nil)
+            }
+            try await client.execute(uri: "/", method: .get) { response in
+                #expect(String(buffer: response.body).contains("Beyonc\u{F7E9}.flac"))
             }
         }
     }

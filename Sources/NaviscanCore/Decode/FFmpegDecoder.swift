@@ -31,8 +31,9 @@ public final class FFmpegDecoder: AudioDecoder {
         FFmpegLibrary.silence()
         self.path = path
         var context: UnsafeMutablePointer<AVFormatContext>?
-        // "file:" keeps a name with a colon from being read as a protocol.
-        let opened = avformat_open_input(&context, "file:" + path, nil, nil)
+        // "file:" keeps a name with a colon from being read as a protocol; SystemPath gives the
+        // name's own bytes (a name that is not UTF-8).
+        let opened = SystemPath.withCString("file:" + path) { avformat_open_input(&context, $0, nil, nil) }
         guard opened == 0, let context else {
             throw FFmpegLibrary.openError(opened, path: path)
         }

@@ -19,9 +19,12 @@ public enum TagReader {
         // file's overhead in a scan); other containers, and a named one that does not open, are probed.
         let sniffed = try? FormatSniffer.sniff(path: path)
         let demuxer = sniffed.flatMap(demuxerName).flatMap { av_find_input_format($0) }
-        if demuxer == nil || avformat_open_input(&context, "file:" + path, demuxer, nil) != 0 {
-            guard avformat_open_input(&context, "file:" + path, nil, nil) == 0 else { return tags }
+        // The name's own bytes (SystemPath): a Latin-1 name opens like any other.
+        let opened = SystemPath.withCString("file:" + path) { url in
+            if demuxer != nil, avformat_open_input(&context, url, demuxer, nil) == 0 { return true }
+            return avformat_open_input(&context, url, nil, nil) == 0
         }
+        guard opened else { return tags }
         guard let format = context else { return tags }
         defer { avformat_close_input(&context) }
         take(format.pointee.metadata, into: &tags)
@@ -71,7 +74,7 @@ public enum TagReader {
 /// The MusicBrainz recording ID in an ID3v2.3/2.4 `UFID` frame owned by "http://musicbrainz.org".
 enum ID3MusicBrainzID {
     static func read(path: String) -> String? {
-        let fd = open(path, O_RDONLY)
+        let fd = SystemPath.withCString(path) { open($0, O_RDONLY) }
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var header = [UInt8](repeating: 0, count: 10)

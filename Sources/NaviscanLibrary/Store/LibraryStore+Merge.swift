@@ -77,6 +77,7 @@ extension LibraryStore {
         try write { db in
             var seq = try Self.sequence(db)
             let seqPosition = tables[0].position(of: "seq")
+            let statusPosition = tables[0].position(of: "status"), errorPosition = tables[0].position(of: "error_message")
             for track in tracks {
                 for table in tables.reversed() {
                     try db.execute(sql: "DELETE FROM \(table.name) WHERE relative_path = ?", arguments: [track.relativePath])
@@ -86,6 +87,9 @@ extension LibraryStore {
                         if index == 0, let seqPosition {
                             seq += 1
                             values[seqPosition] = seq.databaseValue
+                            let failed = statusPosition.map { String.fromDatabaseValue(values[$0]) == TrackRecord.Status.failed.rawValue } ?? false
+                            try Self.recordEvent(failed ? .trackFailed : .trackAnalyzed, seq: seq, relativePath: track.relativePath,
+                                                 detail: failed ? errorPosition.flatMap { String.fromDatabaseValue(values[$0]) } : nil, db)
                         }
                         try db.execute(sql: "INSERT INTO \(table.name) (\(table.list)) VALUES (\(databaseQuestionMarks(count: values.count)))",
                                        arguments: StatementArguments(values))
@@ -93,6 +97,7 @@ extension LibraryStore {
                 }
             }
             try Self.storeSequence(seq, db)
+            try Self.trimEvents(through: seq, db)
         }
     }
 
@@ -101,12 +106,18 @@ extension LibraryStore {
         guard !paths.isEmpty else { return [] }
         return try write { db in
             var keys: [String] = []
+            var seq = try Self.sequence(db)
             for path in paths {
-                if let key = try String.fetchOne(db, sql: "SELECT key FROM track WHERE relative_path = ?", arguments: [path]) { keys.append(key) }
+                let key = try String.fetchOne(db, sql: "SELECT key FROM track WHERE relative_path = ?", arguments: [path])
                 for table in Self.perTrackTables.reversed() {
                     try db.execute(sql: "DELETE FROM \(table) WHERE relative_path = ?", arguments: [path])
                 }
+                guard let key else { continue }
+                keys.append(key)
+                seq += 1
+                try Self.recordEvent(.trackRemoved, seq: seq, relativePath: path, db)
             }
+            try Self.storeSequence(seq, db)
             return keys
         }
     }

@@ -26,6 +26,8 @@ extension LibraryStore {
     public func commitTracks(_ changes: [StoreChange]) throws -> Int64 {
         try write { db in
             var seq = try Self.sequence(db)
+            // An album's rewritten members are told in one album event, not again one by one.
+            var rewritten: Set<String> = []
             for change in changes {
                 switch change {
                 case .save(var record):
@@ -35,17 +37,31 @@ extension LibraryStore {
                     if let tags = record.tags {
                         try Self.upsert(TrackTagsRecord(relativePath: record.relativePath, tags: tags), db)
                     }
+                    switch record.status {
+                    case .ok: try Self.recordEvent(.trackAnalyzed, seq: seq, relativePath: record.relativePath, db)
+                    case .failed: try Self.recordEvent(.trackFailed, seq: seq, relativePath: record.relativePath, detail: record.errorMessage, db)
+                    }
                 case .delete(let relativePath):
-                    _ = try TrackRecord.deleteOne(db, key: relativePath)
+                    if try TrackRecord.deleteOne(db, key: relativePath) {
+                        seq += 1
+                        try Self.recordEvent(.trackRemoved, seq: seq, relativePath: relativePath, db)
+                    }
                 case .updateProfile(let relativePath, let json, let stamp):
                     seq += 1
+                    rewritten.insert(relativePath)
                     try db.execute(sql: "UPDATE track SET profile_json = ?, profile_stamp = ?, seq = ?, changed_at = ? WHERE relative_path = ?",
                                    arguments: [json, stamp, seq, Date().timeIntervalSince1970, relativePath])
                 case .saveAlbum(let album):
                     try Self.saveAlbum(album, db)
+                    let members = album.members.filter { rewritten.contains($0) }
+                    if !members.isEmpty {
+                        seq += 1
+                        try Self.recordAlbumEvent(seq: seq, members: members.sorted(), db)
+                    }
                 }
             }
             try Self.storeSequence(seq, db)
+            try Self.trimEvents(through: seq, db)
             return seq
         }
     }
@@ -75,6 +91,14 @@ extension LibraryStore {
                 try db.execute(sql: "UPDATE track SET missing_since = ? WHERE relative_path IN (\(databaseQuestionMarks(count: chunk.count)))",
                                arguments: StatementArguments([since] + chunk.map { $0 as DatabaseValueConvertible? }))
             }
+            // A client sees the track leave, or come back with what was stored for it.
+            var seq = try Self.sequence(db)
+            for path in relativePaths {
+                seq += 1
+                try Self.recordEvent(since == nil ? .trackRestored : .trackRemoved, seq: seq, relativePath: path, db)
+            }
+            try Self.storeSequence(seq, db)
+            try Self.trimEvents(through: seq, db)
         }
     }
 
@@ -168,23 +192,5 @@ extension LibraryStore {
 
     public func latestSequence() async throws -> Int64 {
         try await asyncRead { try Self.sequence($0) }
-    }
-
-    /// A row written after some change sequence: what the store watcher pushes.
-    public struct TrackChange: Sendable, Equatable {
-        public var relativePath: String
-        public var seq: Int64
-        public var status: TrackRecord.Status
-        public var error: String?
-    }
-
-    /// Rows written after sequence `after`, in commit order (at most `limit`).
-    public func changes(after: Int64, limit: Int = 1000) async throws -> [TrackChange] {
-        try await asyncRead { db in
-            try Row.fetchAll(db, sql: "SELECT relative_path, seq, status, error_message FROM track WHERE seq > ? ORDER BY seq LIMIT ?",
-                             arguments: [after, limit])
-                .map { TrackChange(relativePath: $0["relative_path"], seq: $0["seq"],
-                                   status: TrackRecord.Status(rawValue: $0["status"]) ?? .failed, error: $0["error_message"]) }
-        }
     }
 }

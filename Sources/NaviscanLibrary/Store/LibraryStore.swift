@@ -7,7 +7,8 @@ import NaviscanCore
 /// else asks it through named reads and named write transactions:
 ///
 /// - tracks: `commitTracks` (scan, precompute and album rows, each saved row stamped with the next
-///   change sequence), `markMissing`, `markNeedsAnalysis` (a reader found an output damaged);
+///   change sequence and recorded as a `LibraryEvent`), `markMissing`, `markNeedsAnalysis` (a reader
+///   found an output damaged);
 /// - records: `recordScan` (parameters, last scan, failed paths: every scan records itself here),
 ///   `recordLibraryIdentity`, `recordShardCoverage`, `recordMerge`, `updateFailedPaths`;
 /// - albums (`LibraryStore+Albums`) and shard rows for `naviscan merge` (`LibraryStore+Merge`).
@@ -193,13 +194,16 @@ public final class LibraryStore: @unchecked Sendable {
             }
             try AlbumRecord.createTable(db)
         }
+        migrator.registerMigration("v6: change events") { db in
+            try createEventTable(db)
+        }
         return migrator
     }
 
     // MARK: the change sequence and meta rows (only here)
 
     /// The last change sequence assigned. Every saved row takes the next one inside its transaction,
-    /// so a reader that remembers a sequence asks for what came after it (`changes(after:)`).
+    /// so a reader that remembers a sequence asks for what came after it (`events(after:)`).
     static func sequence(_ db: Database) throws -> Int64 {
         try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE name = ?", arguments: [MetaKey.changeSequence]) ?? 0
     }

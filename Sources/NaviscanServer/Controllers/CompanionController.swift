@@ -20,7 +20,7 @@ struct CompanionController {
 
     func addRoutes(to routes: Routes) {
         routes.get("/smart-dj/profile", access: .companion) { request, _ in
-            try await profile(services.paths.resolve(QueryValues(request).first("relative_path")))
+            try await profile(services.paths.resolve(QueryValues(request)))
         }
         routes.get("/smart-dj/bulk-profiles", access: .companion) { request, _ in
             let paths = QueryValues(request).pathList("paths")
@@ -36,15 +36,26 @@ struct CompanionController {
             return try await bulk(paths)
         }
         let hub = services.hub
-        routes.webSocket("/ws/push", access: .companion) { inbound, outbound, _ in
+        let store = services.storeHandle
+        routes.webSocket("/ws/push", access: .companion) { inbound, outbound, context in
+            let after = QueryValues(context.request).first("after").flatMap { Int64($0) }
+            // Registered before the store is read: an event committed meanwhile arrives live as
+            // well as in the replay, and is sent once (by its seq).
             let (id, events) = await hub.register()
+            guard let opening = try? await PushHub.opening(after: after, store: store.current) else {
+                await hub.unregister(id)
+                return
+            }
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     // Ends when the client closes; then the writer is cancelled too.
                     do { for try await _ in inbound.messages(maxSize: 1 << 16) {} } catch {}
                 }
                 group.addTask {
-                    for await event in events { try? await outbound.write(.text(event)) }
+                    for text in opening.messages { try? await outbound.write(.text(text)) }
+                    for await message in events where (message.seq ?? .max) > opening.through {
+                        try? await outbound.write(.text(message.text))
+                    }
                 }
                 await group.next()
                 group.cancelAll()

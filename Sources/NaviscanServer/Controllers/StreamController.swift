@@ -9,7 +9,7 @@ struct StreamController {
     func addRoutes(to routes: Routes) {
         routes.get("/stream", access: .restricted) { request, context in
             guard services.configuration.stream else { throw APIError.notFound("streaming is turned off on this server") }
-            let path = try await services.paths.resolve(QueryValues(request).first("relative_path"))
+            let path = try await services.paths.resolve(QueryValues(request))
             guard let library = services.library else {
                 throw APIError(status: .serviceUnavailable, message: "the library root is unknown; start the server with the library named")
             }

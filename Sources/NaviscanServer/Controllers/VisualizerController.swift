@@ -22,7 +22,7 @@ struct VisualizerController {
     }
 
     private func frames(_ request: Request, _ context: NaviscanRequestContext) async throws -> Response {
-        let path = try await services.paths.resolve(QueryValues(request).first("relative_path"))
+        let path = try await services.paths.resolve(QueryValues(request))
         guard let record = try await services.store.track(relativePath: path), record.status == .ok, record.visFingerprint != nil else {
             throw APIError.notFound("no visualizer frames for \(path)")
         }
@@ -73,7 +73,7 @@ struct VisualizerController {
     }
 
     private func waveform(_ request: Request) async throws -> Response {
-        let path = try await services.paths.resolve(QueryValues(request).first("relative_path"))
+        let path = try await services.paths.resolve(QueryValues(request))
         let binsText = request.uri.queryParameters.get("bins") ?? "\(WaveformAPI.defaultBins)"
         guard let bins = Int(binsText), WaveformAPI.binRange.contains(bins) else {
             throw APIError.badRequest("bins must be a whole number from \(WaveformAPI.binRange.lowerBound) to \(WaveformAPI.binRange.upperBound), not '\(binsText)'")
@@ -129,7 +129,7 @@ struct VisualizerController {
     }
 
     private func precomputeState(_ request: Request) async throws -> Response {
-        let path = try await services.paths.resolve(QueryValues(request).first("relative_path"))
+        let path = try await services.paths.resolve(QueryValues(request))
         var answer: [String: Any] = ["relative_path": path]
         if let state = await services.precompute.state(of: path) {
             answer["status"] = state.rawValue

@@ -10,7 +10,7 @@ struct WebController {
     func addRoutes(to routes: Routes) {
         routes.get("/", access: .restricted) { _, _ in try await library() }
         routes.get("/track", access: .restricted) { request, _ in
-            try await track(services.paths.resolve(QueryValues(request).first("relative_path")))
+            try await track(services.paths.resolve(QueryValues(request)))
         }
         routes.get("/static/{name}", access: .restricted) { _, context in
             try assets().file(named: context.parameters.get("name") ?? "")

@@ -122,6 +122,8 @@ enum Settings {
                                   "Path prefix of a reverse proxy that serves naviscan under a sub-path, e.g. /naviscan.")
     static let navidromeMusicFolder = Setting("serve.navidrome-music-folder", .string, default: nil, note: "none",
                                               "Navidrome's music folder, as its real paths start (/music): such paths find their tracks.")
+    static let navidromeDatabase = Setting("serve.navidrome-db", .string, default: nil, note: "none",
+                                           "Navidrome's database (navidrome.db), read only: the song IDs its clients send find their tracks.")
     static let logLevel = Setting("serve.log-level", .string, default: .string("info"),
                                   "What `serve` logs: trace, debug, info (each request), notice, warning, error or critical.")
 
@@ -130,7 +132,7 @@ enum Settings {
                                       referenceLUFS, silenceThreshold, bpmRange, truePeak, albumPerDisc,
                                       waveformPPS, waveformBits, waveformPerChannel]
     static let all: [Setting] = [library, out, jobs, failOn, followExternalLinks] + analysis + [host, port, serveJobs, watch, rescanInterval, stream, corsOrigin,
-                                                                                                 token, protectCompanion, basePath, navidromeMusicFolder, logLevel]
+                                                                                                 token, protectCompanion, basePath, navidromeMusicFolder, navidromeDatabase, logLevel]
 
     /// `text` padded to the longest of the settings' `field` (keys and variable names are never cut).
     static func column(_ text: String, _ field: KeyPath<Setting, String>) -> String {

@@ -22,7 +22,7 @@ func storedTrack(_ path: String, size: Int64 = 1000, status: TrackRecord.Status 
 
 @Suite("LibraryStore: the one owner of the database, in memory")
 struct LibraryStoreTests {
-    @Test("Each saved row takes the next change sequence; changes(after:) lists them in commit order; a delete removes the row and its tags")
+    @Test("Each change takes the next change sequence and one event: saves (analysed or failed), a delete, missing and back; events(after:) lists them in commit order")
     func changeSequence() async throws {
         let store = try LibraryStore.inMemory()
         #expect(try await store.latestSequence() == 0)
@@ -33,21 +33,50 @@ struct LibraryStoreTests {
         let last = try store.commitTracks([.save(tagged), .save(storedTrack("b.flac")), .save(storedTrack("c.flac", status: .failed))])
         #expect(last == 3)
         #expect(try store.commitTracks([.save(storedTrack("a.flac", size: 2000))]) == 4)
-        let changes = try await store.changes(after: 1)
-        #expect(changes.map(\.relativePath) == ["b.flac", "c.flac", "a.flac"])
-        #expect(changes.map(\.seq) == [2, 3, 4])
-        #expect(changes[1].status == .failed && changes[1].error == "does not decode")
+        var events = try await store.events(after: 1)
+        #expect(events.map(\.relativePath) == ["b.flac", "c.flac", "a.flac"])
+        #expect(events.map(\.seq) == [2, 3, 4])
+        #expect(events.map(\.kind) == [.trackAnalyzed, .trackFailed, .trackAnalyzed])
+        #expect(events[1].detail == "does not decode")
         #expect(try await store.track(relativePath: "a.flac")?.size == 2000)
         #expect(try store.tags(relativePath: "a.flac")?.album == "Album")
 
-        try store.commitTracks([.delete(relativePath: "a.flac")])
+        try store.commitTracks([.delete(relativePath: "a.flac"), .delete(relativePath: "never-there.flac")])
         #expect(try await store.track(relativePath: "a.flac") == nil)
         #expect(try store.tags(relativePath: "a.flac") == nil)
         #expect(try store.count() == 2)
-        // A delete takes no sequence number: the sequence only moves forward with saved rows.
-        #expect(try await store.latestSequence() == 4)
+        try store.markMissing(["b.flac"], since: 1_700_000_000)
+        try store.markMissing(["b.flac"], since: nil)
+        events = try await store.events(after: 4)
+        // A delete of a row that is not there is no change: no number, no event.
+        #expect(events.map(\.seq) == [5, 6, 7])
+        #expect(events.map(\.kind) == [.trackRemoved, .trackRemoved, .trackRestored])
+        #expect(events.map(\.relativePath) == ["a.flac", "b.flac", "b.flac"])
+        #expect(try await store.latestSequence() == 7)
+        #expect(try await store.firstKeptEvent() == 1)
         let counts = try await store.counts()
         #expect(counts.profiles == 1 && counts.vis == 1 && counts.failed == 1)
+    }
+
+    @Test("An album's rewritten members are one album_updated event; the store keeps the last keptEvents events")
+    func albumEventsAndTrim() async throws {
+        let store = try LibraryStore.inMemory()
+        try store.commitTracks([.save(storedTrack("A/1.flac")), .save(storedTrack("A/2.flac")), .save(storedTrack("A/3.flac"))])
+        let album = AlbumUpdate(members: ["A/1.flac", "A/2.flac", "A/3.flac"],
+                                record: AlbumRecord(key: "a", membersDigest: "", lufs: -14, peak: 0.9, tracks: 3, silentTracks: 0))
+        try store.commitTracks([.updateProfile(relativePath: "A/2.flac", json: "{}", stamp: nil),
+                                .updateProfile(relativePath: "A/1.flac", json: "{}", stamp: nil), .saveAlbum(album)])
+        let events = try await store.events(after: 3)
+        #expect(events.count == 1)
+        #expect(events.first?.kind == .albumUpdated && events.first?.relativePaths == ["A/1.flac", "A/2.flac"])
+        #expect(events.first?.jsonObject["relative_paths"] as? [String] == ["A/1.flac", "A/2.flac"])
+        // Measured again with nothing rewritten: no event.
+        try store.commitTracks([.saveAlbum(album)])
+        #expect(try await store.events(after: events[0].seq).isEmpty)
+
+        let many = (0..<Int(LibraryStore.keptEvents) + 5).map { StoreChange.save(storedTrack("many/\($0).flac")) }
+        let latest = try store.commitTracks(many)
+        #expect(try await store.firstKeptEvent() == latest - LibraryStore.keptEvents + 1)
     }
 
     @Test("recordScan keeps parameters, the last scan and the failed paths; an interrupted scan keeps earlier failures; a precompute updates them")
