@@ -184,6 +184,58 @@ struct ServiceTests {
         #expect(try Self.get(server, "/stream?relative_path=a,+b%2Bc.ogg").status == 200)
     }
 
+    @Test("Navidrome song IDs: with --navidrome-db, id=ID (and an ID in a bulk list) finds the track on every endpoint, for Navidrome's relative and older absolute paths; plain 404s without it or for an unknown ID; a file that is not Navidrome's database stops serve with a plain message")
+    func navidromeSongIDs() throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        try FileManager.default.createDirectory(atPath: s.library + "/A", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: FixturePaths.fixture("formats/tagged.flac"), toPath: s.library + "/A/one.flac")
+        try s.scan()
+        // Navidrome's tables as 0.55 and later have them (paths relative to the library folder), plus one
+        // song stored the way earlier versions did (absolute, under the music folder).
+        let navidrome = s.root + "/navidrome.db"
+        let made = try NaviscanProcess.run(["-c", """
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1])
+            db.execute("CREATE TABLE library (id integer primary key autoincrement, name varchar not null, path varchar not null)")
+            db.execute("CREATE TABLE media_file (id varchar(255) not null primary key, path varchar(255) default '' not null, title varchar(255), library_id integer not null default 1)")
+            db.execute("INSERT INTO library (id, name, path) VALUES (1, 'Music Library', '/music')")
+            db.execute("INSERT INTO media_file (id, path, title, library_id) VALUES ('3Lk9wQxZ0b7TnV2mRs8eYp', 'A/one.flac', 'Sine', 1)")
+            db.execute("INSERT INTO media_file (id, path, title, library_id) VALUES ('9f1c6d3e0a2b4c5d8e7f6a5b4c3d2e1f', '/music/groove_120bpm.mp3', 'Groove', 1)")
+            db.execute("INSERT INTO media_file (id, path, title, library_id) VALUES ('outside', '/srv/other/x.mp3', 'X', 1)")
+            db.commit()
+            """, navidrome], program: "/usr/bin/python3")
+        try #require(made.status == 0, "\(made.stderr)")
+
+        let server = try ServerProcess(arguments: ["--library", s.library, "--out", s.data, "--no-watch", "--navidrome-db", navidrome])
+        defer { server.stop() }
+        for endpoint in ["/smart-dj/profile", "/visualizer/frames", "/waveform", "/stream", "/track"] {
+            #expect(try Self.get(server, "\(endpoint)?id=3Lk9wQxZ0b7TnV2mRs8eYp").status == 200, "\(endpoint)")
+            #expect(try Self.get(server, "\(endpoint)?id=9f1c6d3e0a2b4c5d8e7f6a5b4c3d2e1f").status == 200, "\(endpoint)")
+        }
+        #expect(Self.json(try Self.get(server, "/smart-dj/profile?id=3Lk9wQxZ0b7TnV2mRs8eYp"))["relative_path"] as? String == "A/one.flac")
+        let bulk = Self.json(try Self.get(server, "/smart-dj/bulk-profiles?paths=3Lk9wQxZ0b7TnV2mRs8eYp,ambient_pad.ogg,nothing"))
+        #expect((bulk["profiles"] as? [String: Any])?.keys.sorted() == ["3Lk9wQxZ0b7TnV2mRs8eYp", "ambient_pad.ogg"], "\(bulk)")
+        #expect(bulk["missing"] as? [String] == ["nothing"])
+        let unknown = try Self.get(server, "/smart-dj/profile?id=nope")
+        #expect(unknown.status == 404)
+        #expect((Self.json(unknown)["error"] as? String ?? "").contains("no song nope in Navidrome's database"), "\(Self.json(unknown))")
+        let outside = try Self.get(server, "/smart-dj/profile?id=outside")
+        #expect(outside.status == 404 && (Self.json(outside)["error"] as? String ?? "").contains("--navidrome-music-folder"), "\(Self.json(outside))")
+        server.stop()
+
+        let plain = try ServerProcess(arguments: ["--library", s.library, "--out", s.data, "--no-watch"])
+        defer { plain.stop() }
+        let without = try Self.get(plain, "/smart-dj/profile?id=3Lk9wQxZ0b7TnV2mRs8eYp")
+        #expect(without.status == 404 && (Self.json(without)["error"] as? String ?? "").contains("--navidrome-db"), "\(Self.json(without))")
+        plain.stop()
+
+        let wrong = try NaviscanProcess.run(["serve", "--library", s.library, "--out", s.data, "--no-watch", "--port", "0",
+                                             "--navidrome-db", s.data + "/naviscan.db"])
+        #expect(wrong.status != 0)
+        #expect(wrong.stderr.contains("is not Navidrome's database"), "\(wrong.stderr)")
+    }
+
     @Test("The store's folder moved away and back: /health says 503 meanwhile, then everything answers again; nothing is marked damaged")
     func storeOutageHeals() throws {
         let s = try Scratch()
