@@ -39,6 +39,9 @@ struct TagCommand: AsyncParsableCommand {
     @Flag(help: "Print what would change and change nothing.")
     var dryRun = false
 
+    @Flag(name: .customLong("mixramp"), help: "Also write MPD's MixRamp fields (MIXRAMP_START, MIXRAMP_END) for its mixrampdb crossfades.")
+    var mixRamp = false
+
     @Flag(help: "Print the summary as JSON on standard output.")
     var json = false
 
@@ -64,6 +67,7 @@ struct TagCommand: AsyncParsableCommand {
         }
         var options = TagWriteBack.Options(library: libraryRoot, output: location.out)
         options.dryRun = dryRun
+        options.mixRamp = mixRamp
         let summary: TagWriteBack.Summary
         do {
             summary = try TagWriteBack(options: options, logger: Logger(label: "naviscan.tag")).run()

@@ -9,6 +9,7 @@ import NaviscanCore
 ///     REPLAYGAIN_ALBUM_GAIN / _PEAK       only once the store has measured the whole album
 ///     BPM                    "120"        rounded (Navidrome reads whole numbers); not for beatless tracks
 ///     R128_TRACK_GAIN / R128_ALBUM_GAIN   Opus only: Q7.8 to -23 LUFS (RFC 7845), as integers
+///     MIXRAMP_START / MIXRAMP_END         with `mixRamp`: the profile's ramps ("dB seconds;…"), as MPD reads them
 public struct ReplayGainTags: Equatable, Sendable {
     public var fields: [(key: String, value: String)]
 
@@ -16,7 +17,7 @@ public struct ReplayGainTags: Equatable, Sendable {
         a.fields.map(\.key) == b.fields.map(\.key) && a.fields.map(\.value) == b.fields.map(\.value)
     }
 
-    public init(profile: TrackProfile, opus: Bool) {
+    public init(profile: TrackProfile, opus: Bool, mixRamp: Bool = false) {
         var fields: [(String, String)] = []
         if let gain = profile.replayGain {
             if let g = gain.trackGain { fields.append(("REPLAYGAIN_TRACK_GAIN", Self.gain(g))) }
@@ -28,6 +29,10 @@ public struct ReplayGainTags: Equatable, Sendable {
         if opus {
             if let lufs = profile.lufs { fields.append(("R128_TRACK_GAIN", Self.q78(-23 - lufs))) }
             if profile.replayGain?.albumGain != nil, let lufs = profile.album?.lufs { fields.append(("R128_ALBUM_GAIN", Self.q78(-23 - lufs))) }
+        }
+        if mixRamp, let start = profile.startRamp, let end = profile.endRamp {
+            fields.append(("MIXRAMP_START", start))
+            fields.append(("MIXRAMP_END", end))
         }
         self.fields = fields
     }

@@ -16,6 +16,8 @@ public struct TagWriteBack {
         public var library: String
         public var output: String
         public var dryRun = false
+        /// Also MPD's MixRamp fields (MIXRAMP_START, MIXRAMP_END).
+        public var mixRamp = false
 
         public init(library: String, output: String) {
             self.library = library
@@ -96,7 +98,7 @@ public struct TagWriteBack {
                 summary.skipped.append(Failure(relativePath: track.relativePath, reason: "no tag naviscan writes in this format"))
                 continue
             }
-            let wanted = ReplayGainTags(profile: profile, opus: track.codec?.lowercased() == "opus").fields
+            let wanted = ReplayGainTags(profile: profile, opus: track.codec?.lowercased() == "opus", mixRamp: options.mixRamp).fields
             do {
                 let existing = try TagFile.read(path: path, keys: wanted.map(\.key))
                 let changes = wanted.compactMap { field -> FieldChange? in

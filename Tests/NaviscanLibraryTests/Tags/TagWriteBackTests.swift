@@ -148,6 +148,18 @@ struct TagWriteBackTests {
         let scan = try NaviscanProcess.run(["scan", lib.library, "--json", "-q"])
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(scan.stdout.utf8)) as? [String: Any])
         #expect(summary["analysed"] as? Int == 0 && summary["unchanged"] as? Int == 7, "\(scan.stdout)")
+
+        // MPD's MixRamp fields on request, equal to the profile's ramps; once written, nothing to do.
+        #expect(try NaviscanProcess.run(["tag", lib.library, "--mixramp", "-q"]).status == 0)
+        let ramped = try lib.tags()
+        for file in lib.files {
+            let profile = try #require(profiles[file])
+            #expect(ramped[file]?["MIXRAMP_START"] == profile.startRamp && profile.startRamp != nil, "\(file): \(ramped[file] ?? [:])")
+            #expect(ramped[file]?["MIXRAMP_END"] == profile.endRamp && profile.endRamp != nil, "\(file)")
+            #expect(ramped[file]?["REPLAYGAIN_TRACK_GAIN"] == tags[file]?["REPLAYGAIN_TRACK_GAIN"])
+        }
+        let rampedAgain = try NaviscanProcess.run(["tag", lib.library, "--mixramp"])
+        #expect(rampedAgain.stderr.contains("0 files tagged, 7 already up to date"), "\(rampedAgain.stderr)")
     }
 
     @Test("A read-only file is a clear error and stays byte-identical while the others are tagged (exit 1)")
