@@ -69,17 +69,32 @@ function pushURL() {
   return url.href;
 }
 
+// The last event number seen: a reconnect asks for what came after it, so nothing is missed.
+let lastSeq = null;
+const eventWords = {
+  track_analyzed: "analysed: ", track_failed: "failed: ", track_removed: "removed: ", track_restored: "back: ",
+};
+
 function connect() {
-  const socket = new WebSocket(pushURL());
+  const url = new URL(pushURL());
+  if (lastSeq !== null) url.searchParams.set("after", lastSeq);
+  const socket = new WebSocket(url.href);
   const events = document.getElementById("events");
   socket.onmessage = (message) => {
     const event = JSON.parse(message.data);
+    if (typeof event.seq === "number") lastSeq = event.seq;
+    if (event.event === "hello") return;
+    if (event.event === "resync") { refresh(); return; }
     const item = document.createElement("li");
-    const link = document.createElement("a");
-    link.href = "track?relative_path=" + encodeURIComponent(event.relative_path);
-    link.textContent = event.relative_path;
-    item.append(event.event === "track_failed" ? "failed: " : "analysed: ", link);
-    if (event.error) item.append(` (${event.error})`);
+    if (event.event === "album_updated") {
+      item.append(`album gain updated: ${event.relative_paths.length} track${event.relative_paths.length === 1 ? "" : "s"}`);
+    } else {
+      const link = document.createElement("a");
+      link.href = "track?relative_path=" + encodeURIComponent(event.relative_path);
+      link.textContent = event.relative_path;
+      item.append(eventWords[event.event] || `${event.event}: `, link);
+      if (event.error) item.append(` (${event.error})`);
+    }
     events.prepend(item);
     while (events.children.length > 20) events.lastChild.remove();
     refresh();
