@@ -45,6 +45,7 @@ public enum NaviscanAPI {
         VisualizerController(services: services).addRoutes(to: routes)
         StreamController(services: services).addRoutes(to: routes)
         WebController(services: services).addRoutes(to: routes)
+        SimilarityController(services: services).addRoutes(to: routes)
 
         let limits = configuration.limits
         let maxConnections = limits.effectiveMaxConnections()

@@ -19,7 +19,8 @@ struct Naviscan: AsyncParsableCommand {
               naviscan help scan               # every option of a command
             """,
         version: version,
-        subcommands: [ScanCommand.self, ServeCommand.self, StatusCommand.self, ShowCommand.self, TagCommand.self, ConfigCommand.self,
+        subcommands: [ScanCommand.self, ServeCommand.self, StatusCommand.self, ShowCommand.self, TagCommand.self,
+                      SimilarCommand.self, MixCommand.self, PathCommand.self, ConfigCommand.self,
                       MergeCommand.self, AnalyzeCommand.self, InspectCommand.self, BenchCommand.self],
         defaultSubcommand: ScanCommand.self
     )

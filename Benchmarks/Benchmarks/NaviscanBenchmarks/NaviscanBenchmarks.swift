@@ -159,6 +159,15 @@ let benchmarks: @Sendable () -> Void = {
             return 240
         }
     }
+    // The similarity features' cost, side by side: the DJ pass with and without them.
+    for features in [true, false] {
+        Benchmark(features ? "track.dj.flac-4min" : "track.dj-without-features.flac-4min") { b in
+            var options = AnalysisOptions(profile: ProfileConfig())
+            options.features = features
+            let analyzer = TrackAnalyzer(options: options, logger: logger)
+            try measureRealtime(b) { try analyzer.analyze(path: material.flac).duration }
+        }
+    }
     for (name, path) in [("flac-4min", material.flac), ("mp3-demo", material.mp3), ("aac-3s", material.aac), ("alac-3s", material.alac)] {
         Benchmark("track.vis+dj.\(name)") { b in
             let analyzer = TrackAnalyzer(options: AnalysisOptions(visualizer: VisualizerConfig(), profile: ProfileConfig()), logger: logger)

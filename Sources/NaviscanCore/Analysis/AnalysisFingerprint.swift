@@ -8,7 +8,8 @@ public enum AnalysisFingerprint {
     }
 
     public static func profile(_ config: ProfileConfig) -> String {
-        digest(kind: "profile", config)
+        // The similarity features come from the same pass: a new feature version analyses profiles again.
+        digest(kind: "profile features-\(SonicFeatures.version)", config)
     }
 
     private static func digest<T: Encodable>(kind: String, _ config: T) -> String {

@@ -4,6 +4,8 @@ public struct AnalysisOptions: Sendable, Hashable {
     public var visualizer: VisualizerConfig?
     /// DJ profile (loudness, silence edges, tempo); nil to skip it.
     public var profile: ProfileConfig?
+    /// The similarity features, measured with the profile (from the tempo stage's spectra).
+    public var features = true
     /// Frames per decoded block: the unit every stage processes.
     public var blockFrames: Int = 4096
 

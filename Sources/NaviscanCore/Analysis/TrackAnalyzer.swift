@@ -12,6 +12,8 @@ public struct TrackAnalysis: Sendable {
     public let tempo: TempoEstimator.Result?
     /// The seek-bar waveform, with the profile.
     public let waveform: WaveformData?
+    /// The similarity features (with the profile, when asked for); nil for too little sound.
+    public let features: SonicFeatures?
     /// Wall-clock seconds for the whole pass (decode and every stage).
     public let elapsed: Double
 
@@ -27,6 +29,7 @@ public struct TrackAnalysis: Sendable {
 ///              ├─ WaveformAnalyzer   (native rate, min/max/RMS per point)
 ///              └─ AnalysisRateStream (mono, resampled) ─┬─ VisFrameAnalyzer → frame sink
 ///                                                       └─ OnsetEnvelope (at its own rate) → summary → TempoEstimator
+///                                                                             └─ SonicFeatureAccumulator → SonicFeatures
 ///
 /// Without visualizer frames the mono stream runs at the onset stage's own rate (or twice it, which
 /// the stage halves itself, more cheaply than a general resampler), so it is converted once.
@@ -94,7 +97,8 @@ public final class TrackAnalyzer {
         let silence = profile.map { SilenceDetector(config: $0.silence, sampleRate: info.sampleRate, channels: info.channels) }
         let waveform = profile.map { WaveformAnalyzer(config: $0.waveform, sampleRate: info.sampleRate, channels: info.channels) }
         let monoRate = visFrames != nil ? options.analysisRate : profile.map { Self.onsetInputRate(source: info.sampleRate, $0.onsets) } ?? options.analysisRate
-        let onsets = try profile.map { try OnsetEnvelope(config: $0.onsets, inputRate: monoRate, observer: onsetBandObserver) }
+        let onsets = try profile.map { try OnsetEnvelope(config: $0.onsets, inputRate: monoRate, observer: onsetBandObserver,
+                                                         measuresFeatures: options.features) }
         let mono = (visFrames != nil || onsets != nil)
             ? try AnalysisRateStream(source: info, rate: monoRate, maxBlockFrames: blockFrames) : nil
 
@@ -127,11 +131,16 @@ public final class TrackAnalyzer {
         let tempo = both(profile, onsets).map { config, envelope in
             TempoEstimator(config: config.tempo).estimate(envelope.finish(), soundStart: silenceResult?.silenceEnd ?? 0)
         }
+        let loudnessResult = loudness?.finish(samplePeak: silenceResult?.samplePeak)
+        let features = both(profile, onsets?.features).flatMap { config, accumulator in
+            accumulator.finish(hopSeconds: 1 / config.onsets.frameRate, bpm: tempo?.bpm, tempoConfidence: tempo?.confidence ?? 0,
+                               loudnessRange: loudnessResult?.loudnessRange)
+        }
         let elapsed = started.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         return TrackAnalysis(stream: info, decodedFrames: decoded, visFrameCount: frames,
-                             loudness: loudness?.finish(samplePeak: silenceResult?.samplePeak), silence: silenceResult,
-                             tempo: tempo, waveform: waveform?.finish(), elapsed: seconds)
+                             loudness: loudnessResult, silence: silenceResult,
+                             tempo: tempo, waveform: waveform?.finish(), features: features, elapsed: seconds)
     }
 }
 

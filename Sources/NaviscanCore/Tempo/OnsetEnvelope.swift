@@ -63,12 +63,15 @@ public final class OnsetEnvelope {
     private let queue: SampleQueue
     private let periodicity: OnsetPeriodicity
     private let observer: OnsetBandObserver?
+    /// The similarity features, measured from this stage's spectra when asked for.
+    public private(set) var features: SonicFeatureAccumulator?
 
     /// `observer`, when given, sees every hop's compressed band levels (for fitting the tempo model).
-    public init(config: Config = Config(), inputRate: Int, observer: OnsetBandObserver? = nil) throws {
+    public init(config: Config = Config(), inputRate: Int, observer: OnsetBandObserver? = nil, measuresFeatures: Bool = false) throws {
         self.config = config
         self.inputRate = inputRate
         self.observer = observer
+        features = nil
         if inputRate == 2 * config.rate {
             decimator = HalfbandDecimator(maxInputFrames: Self.conversionChunk)
             resampler = nil
@@ -95,6 +98,16 @@ public final class OnsetEnvelope {
         periodicity = OnsetPeriodicity(frameRate: config.frameRate,
                                        maxLag: Int(config.frameRate * config.maxLagSeconds) + 2,
                                        beatTrackingFrames: Int(config.frameRate * config.beatTrackingSeconds))
+        if measuresFeatures {
+            // The level a full-scale sine gives in this spectrum, for the features' silence gate.
+            let sine = UnsafeMutablePointer<Float>.allocate(capacity: config.fftSize)
+            defer { sine.deallocate() }
+            for i in 0..<config.fftSize { sine[i] = Float(sin(2 * Double.pi * 1000 * Double(i) / Double(config.rate))) }
+            spectrum.powerSpectrum(of: sine, into: power)
+            var total: Float = 0
+            for k in 0...(config.fftSize / 2) { total += power[k] }
+            features = SonicFeatureAccumulator(fftSize: config.fftSize, sampleRate: config.rate, fullScalePower: total)
+        }
     }
 
     deinit {
@@ -159,6 +172,7 @@ public final class OnsetEnvelope {
         // The first hop has no predecessor: its flux is 0, like the others' before any sound.
         hasPrevious = true
         periodicity.append(low: low, mid: mid, high: high)
+        features?.observe(power: power, flux: low + mid + high)
     }
 }
 

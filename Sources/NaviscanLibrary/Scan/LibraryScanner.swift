@@ -75,6 +75,7 @@ public final class LibraryScanner: @unchecked Sendable {
         logger.debug("tracks recorded", metadata: ["tracks": "\(outcomes.count)", "seconds": "\(seconds(since: startedAt))"])
         if fault == nil {
             do { summary.albumsMeasured = try measureAlbums(store: store) } catch { fault = error }
+            if fault == nil { normaliseFeatures(store: store) }
         }
         summary.add(outcomes, of: work.count, fault: fault, stopped: isStopping)
         for i in summary.failures.indices where failedBefore.contains(summary.failures[i].relativePath) {
@@ -210,6 +211,13 @@ public final class LibraryScanner: @unchecked Sendable {
         }
         logger.debug("tracks analysed", metadata: ["tracks": "\(outcomes.count)", "seconds": "\(seconds(since: startedAt))"])
         return (outcomes, fault)
+    }
+
+    /// The features' normalisation over the library as it now is (for `naviscan similar` and /similar).
+    private func normaliseFeatures(store: LibraryStore) {
+        do { try store.refreshSimilarityNormalisation() } catch {
+            logger.warning("could not measure the similarity normalisation; queries measure it themselves", metadata: ["error": "\(error)"])
+        }
     }
 
     /// The album pass, from the store alone (album loudness and gain; profiles left to write).

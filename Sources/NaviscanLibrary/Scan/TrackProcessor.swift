@@ -88,6 +88,8 @@ public final class TrackProcessor: @unchecked Sendable {
                 record.silent = profile.silent
                 record.profileJSON = String(decoding: json, as: UTF8.self)
                 record.gatingHistogram = analysis.loudness?.histogram?.encoded()
+                record.features = analysis.features?.data
+                record.featuresVersion = analysis.features.map { _ in SonicFeatures.version }
                 if let waveform = analysis.waveform {
                     let datPath = layout.waveformPath(key: key)
                     try createOutputDirectory(for: datPath)
@@ -195,6 +197,8 @@ public final class TrackProcessor: @unchecked Sendable {
         record.silent = previous?.silent
         record.profileJSON = previous?.profileJSON
         record.gatingHistogram = previous?.gatingHistogram
+        record.features = previous?.features
+        record.featuresVersion = previous?.featuresVersion
     }
 
     /// Makes the folder `file` goes in, once per folder and run: a scan writes up to four files per

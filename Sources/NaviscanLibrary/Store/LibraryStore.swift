@@ -197,6 +197,12 @@ public final class LibraryStore: @unchecked Sendable {
         migrator.registerMigration("v6: change events") { db in
             try createEventTable(db)
         }
+        migrator.registerMigration("v7: similarity features") { db in
+            try db.alter(table: TrackRecord.databaseTableName) { t in
+                t.add(column: "features", .blob)
+                t.add(column: "features_version", .integer)
+            }
+        }
         return migrator
     }
 
@@ -316,6 +322,8 @@ enum MetaKey {
     static let failedPaths = "failed_paths"
     /// The change sequence, track count and album rule when albums were last measured (`AlbumGain`).
     static let albumsMeasured = "albums_measured"
+    /// The library's feature normalisation (`SimilarityNormalisation` as JSON).
+    static let similarityNormalisation = "similarity_normalisation"
 }
 
 extension Array {

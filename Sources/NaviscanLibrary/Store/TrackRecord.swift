@@ -54,6 +54,10 @@ public struct TrackRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
     /// The track's loudness gating blocks (`LoudnessHistogram.encoded()`), for its album's loudness;
     /// nil for a silent track or one without a profile.
     public var gatingHistogram: Data?
+    /// The similarity features (`SonicFeatures.data`) and their version; nil for a track with too
+    /// little sound to describe, or analysed without them.
+    public var features: Data?
+    public var featuresVersion: Int?
     /// The file's tags as read for this row; the store keeps them in `track_tags`, not in this table
     /// (not a coding key). Nil on rows read back from the store.
     public var tags: TrackTags? = nil
@@ -80,7 +84,7 @@ public struct TrackRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
         case missingSince = "missing_since", analyzedAt = "analyzed_at", changedAt = "changed_at", seq
         case bpm, bpmConfidence = "bpm_confidence", lufs, gainDB = "gain_db", silenceEnd = "silence_end"
         case silenceStart = "silence_start", silent, profileJSON = "profile_json"
-        case gatingHistogram = "gating_histogram"
+        case gatingHistogram = "gating_histogram", features, featuresVersion = "features_version"
     }
 
     /// The columns a scan plans from, read by position for each of 100,000 rows (`init(planningRow:)`).

@@ -145,3 +145,41 @@ async function load() {
 }
 
 load().finally(() => requestAnimationFrame(frame));
+
+// --- more like this (/similar): each with a play button that plays it here ---
+
+async function loadSimilar() {
+  const list = document.getElementById("similar");
+  try {
+    const response = await fetch("similar?count=10&" + query);
+    const body = await response.json();
+    if (!response.ok) { note("similar-note", body.error || "no similar tracks"); return; }
+    if (body.sonicMatch.length === 0) { note("similar-note", "No other track with sound features in this library yet."); return; }
+    for (const match of body.sonicMatch) {
+      const item = document.createElement("li");
+      const entry = match.entry;
+      if (audio && main.dataset.stream === "on") {
+        const play = document.createElement("button");
+        play.type = "button";
+        play.className = "play";
+        play.textContent = "▶";
+        play.title = "play " + entry.path;
+        play.addEventListener("click", () => {
+          audio.src = "stream?relative_path=" + encodeURIComponent(entry.path);
+          audio.play().catch(() => {});
+        });
+        item.append(play, " ");
+      }
+      const link = document.createElement("a");
+      link.href = "track?relative_path=" + encodeURIComponent(entry.path);
+      link.textContent = [entry.artist, entry.title].filter(Boolean).join(" – ") || entry.path;
+      item.append(link, ` ${Math.round(match.similarity * 100)} %`);
+      if (match.duplicate) item.append(" (same recording)");
+      list.append(item);
+    }
+  } catch (error) {
+    note("similar-note", "Similar tracks could not be loaded.");
+  }
+}
+
+loadSimilar();

@@ -1,0 +1,265 @@
+import Foundation
+
+/// A track's sound in a few dozen numbers, for "more like this": means and spreads over the whole
+/// track of its timbre, spectral shape, tonal content, rhythm and dynamics (docs/similarity.md lists
+/// each component with its unit). Every component is finite; a track without enough sound has none.
+public struct SonicFeatures: Sendable, Equatable {
+    /// Bumped whenever a component's definition changes: stored vectors of another version are
+    /// computed again (and only those).
+    public static let version = 1
+
+    /// The feature groups, in vector order, and how many components each has.
+    public enum Group: String, CaseIterable, Sendable {
+        case timbre, shape, tonal, rhythm, dynamics
+
+        public var count: Int {
+            switch self {
+            case .timbre: return 2 * SonicFeatureAccumulator.cepstrumCount
+            case .shape: return 5 + SonicFeatureAccumulator.contrastOctaves
+            case .tonal: return 3
+            case .rhythm: return 3
+            case .dynamics: return 2
+            }
+        }
+
+        /// Where the group's components start in the vector.
+        public var offset: Int { Group.allCases.prefix { $0 != self }.reduce(0) { $0 + $1.count } }
+    }
+
+    public static var dimension: Int { Group.allCases.reduce(0) { $0 + $1.count } }
+
+    public var values: [Float]
+
+    public init(values: [Float]) {
+        precondition(values.count == Self.dimension)
+        self.values = values
+    }
+
+    /// The vector as stored: little-endian Float32, preceded by nothing (its version is stored beside it).
+    public var data: Data {
+        var out = Data(capacity: values.count * 4)
+        for value in values { withUnsafeBytes(of: value.bitPattern.littleEndian) { out.append(contentsOf: $0) } }
+        return out
+    }
+
+    /// A stored vector; nil when its length or any value is not what this version writes.
+    public init?(data: Data) {
+        guard data.count == Self.dimension * 4 else { return nil }
+        var values: [Float] = []
+        values.reserveCapacity(Self.dimension)
+        for i in 0..<Self.dimension {
+            let bits = data.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self)) }
+            let value = Float(bitPattern: bits)
+            guard value.isFinite else { return nil }
+            values.append(value)
+        }
+        self.values = values
+    }
+}
+
+/// Gathers `SonicFeatures` from the onset front end's spectra (1024-point Hann power spectra at
+/// 22.05 kHz, every 10 ms): every `stride`-th one is measured, so the cost is a small fraction of
+/// the front end's, and memory does not grow with the track.
+public final class SonicFeatureAccumulator {
+    public static let cepstrumCount = 12
+    public static let contrastOctaves = 6
+    /// Spectra with less power than a sine at this level are silence and are not measured.
+    static let silenceDBFS: Float = -60
+    /// Fewer measured spectra than this (2 s of sound at the default stride) give no vector.
+    static let minimumFrames = 50
+
+    let stride: Int
+    let binHz: Float
+    let binCount: Int
+    private let bands: BandMapper
+    private let bandCount = 24
+    private let silencePower: Float
+    /// DCT-II rows for cepstrum coefficients 1…12 over the log band powers.
+    private let dct: [Float]
+    /// Each bin's pitch class (−1 outside 55 Hz–5 kHz).
+    private let pitchClass: [Int]
+    /// The bins each contrast octave spans (62.5 Hz … 4 kHz … 8 kHz).
+    private let octaveBins: [Range<Int>]
+    private let bandPower: UnsafeMutablePointer<Float>
+    private let logBands: UnsafeMutablePointer<Float>
+    private let frameChroma: UnsafeMutablePointer<Double>
+
+    private var hop = 0
+    private var frames = 0
+    private var cepstrumSum = [Double](repeating: 0, count: cepstrumCount)
+    private var cepstrumSquares = [Double](repeating: 0, count: cepstrumCount)
+    private var centroidSum = 0.0, centroidSquares = 0.0, rolloffSum = 0.0
+    private var flatnessSum = 0.0, flatnessSquares = 0.0
+    private var contrastSum = [Double](repeating: 0, count: contrastOctaves)
+    private var chroma = [Double](repeating: 0, count: 12)
+    private var levelSum = 0.0, levelSquares = 0.0
+    // Onset density: peaks of the onset flux above its running mean.
+    private var fluxMean: Float = 0
+    private var fluxPrevious: Float = 0, fluxBeforePrevious: Float = 0
+    private var hopsSinceOnset = 1000
+    private var onsets = 0
+    private var soundHops = 0
+
+    /// `fullScalePower`: the total power a full-scale sine gives in the spectra this is fed.
+    public init(fftSize: Int, sampleRate: Int, fullScalePower: Float, stride: Int = 4) {
+        self.stride = stride
+        binCount = fftSize / 2 + 1
+        binHz = Float(sampleRate) / Float(fftSize)
+        bands = BandMapper(bandCount: bandCount, minHz: 50, maxHz: min(10_000, Double(sampleRate) / 2), fftSize: fftSize, sampleRate: sampleRate)
+        silencePower = fullScalePower * pow(10, Self.silenceDBFS / 10)
+        var rows: [Float] = []
+        for k in 1...Self.cepstrumCount {
+            for b in 0..<bandCount { rows.append(Float(cos(Double.pi * Double(k) * (Double(b) + 0.5) / Double(bandCount)))) }
+        }
+        dct = rows
+        pitchClass = (0..<(fftSize / 2 + 1)).map { bin in
+            let hz = Double(bin) * Double(sampleRate) / Double(fftSize)
+            guard hz >= 55, hz <= 5000 else { return -1 }
+            let semitone = Int((12 * log2(hz / 440)).rounded())
+            return ((semitone % 12) + 12 + 9) % 12   // 0 = C
+        }
+        octaveBins = (0..<Self.contrastOctaves).map { o in
+            let lo = Int((62.5 * pow(2, Double(o)) / Double(sampleRate) * Double(fftSize)).rounded())
+            let hi = Int((62.5 * pow(2, Double(o + 1)) / Double(sampleRate) * Double(fftSize)).rounded())
+            return max(1, lo)..<min(fftSize / 2 + 1, max(hi, lo + 2))
+        }
+        bandPower = .allocate(capacity: bandCount)
+        logBands = .allocate(capacity: bandCount)
+        frameChroma = .allocate(capacity: 12)
+    }
+
+    deinit {
+        bandPower.deallocate()
+        logBands.deallocate()
+        frameChroma.deallocate()
+    }
+
+    /// One hop of the onset front end: its power spectrum and its onset flux (all regions summed).
+    func observe(power: UnsafePointer<Float>, flux: Float) {
+        countOnset(flux)
+        hop += 1
+        guard hop % stride == 0 else { return }
+        var total: Float = 0
+        for k in 1..<binCount { total += power[k] }
+        guard total > silencePower else { return }
+        soundHops += stride
+        frames += 1
+        let level = Double(10 * log10(total / silencePower))
+        levelSum += level
+        levelSquares += level * level
+
+        // Timbre: a cepstrum of log band powers, level removed (coefficient 0 is left out).
+        bands.map(power, into: bandPower)
+        for b in 0..<bandCount { logBands[b] = log10(bandPower[b] + total * 1e-9) }
+        for k in 0..<Self.cepstrumCount {
+            var c: Float = 0
+            for b in 0..<bandCount { c += dct[k * bandCount + b] * logBands[b] }
+            c /= Float(bandCount)
+            cepstrumSum[k] += Double(c)
+            cepstrumSquares[k] += Double(c * c)
+        }
+        // Shape: centroid and 85 % roll-off (octaves above 1 Hz), flatness, per-octave contrast.
+        var weighted: Float = 0, logSum: Float = 0
+        for k in 1..<binCount {
+            weighted += Float(k) * power[k]
+            logSum += log(power[k] + total * 1e-10)
+        }
+        let centroid = Double(log2(max(binHz, weighted / total * binHz)))
+        centroidSum += centroid
+        centroidSquares += centroid * centroid
+        var running: Float = 0
+        var rolloffBin = binCount - 1
+        for k in 1..<binCount {
+            running += power[k]
+            if running >= 0.85 * total { rolloffBin = k; break }
+        }
+        rolloffSum += Double(log2(Float(rolloffBin) * binHz))
+        let mean = total / Float(binCount - 1)
+        let flatness = Double(exp(logSum / Float(binCount - 1)) / mean)
+        flatnessSum += flatness
+        flatnessSquares += flatness * flatness
+        for (o, range) in octaveBins.enumerated() {
+            var peak: Float = 0, sum: Float = 0
+            for k in range {
+                peak = max(peak, power[k])
+                sum += power[k]
+            }
+            let average = sum / Float(range.count)
+            contrastSum[o] += Double(10 * log10((peak + total * 1e-9) / (average + total * 1e-9)))
+        }
+        // Tonal: the spectrum folded onto 12 pitch classes, each frame weighing the same.
+        frameChroma.update(repeating: 0, count: 12)
+        var tonalPower = 0.0
+        for k in 1..<binCount where pitchClass[k] >= 0 {
+            frameChroma[pitchClass[k]] += Double(power[k])
+            tonalPower += Double(power[k])
+        }
+        if tonalPower > 0 { for c in 0..<12 { chroma[c] += frameChroma[c] / tonalPower } }
+    }
+
+    private func countOnset(_ flux: Float) {
+        // A peak of the flux (the hop before this one) well above its running mean, 50 ms apart at least.
+        hopsSinceOnset += 1
+        if fluxPrevious > fluxBeforePrevious, fluxPrevious >= flux, fluxPrevious > 1.5 * fluxMean + 1e-3, hopsSinceOnset >= 5 {
+            onsets += 1
+            hopsSinceOnset = 0
+        }
+        fluxMean += (flux - fluxMean) / 100     // about a second at 10 ms hops
+        fluxBeforePrevious = fluxPrevious
+        fluxPrevious = flux
+    }
+
+    /// The track's features, or nil when it had too little sound to describe (silence, a very short file).
+    /// `hopSeconds` is the front end's hop; `tempo` and `loudnessRange` come from the other stages.
+    public func finish(hopSeconds: Double, bpm: Double?, tempoConfidence: Double, loudnessRange: Double?) -> SonicFeatures? {
+        guard frames >= Self.minimumFrames else { return nil }
+        let n = Double(frames)
+        func spread(_ sum: Double, _ squares: Double) -> Double { (max(0, squares / n - (sum / n) * (sum / n))).squareRoot() }
+        var values: [Double] = []
+        values += cepstrumSum.map { $0 / n }
+        values += zip(cepstrumSum, cepstrumSquares).map { spread($0, $1) }
+        values += [centroidSum / n, spread(centroidSum, centroidSquares), rolloffSum / n, flatnessSum / n, spread(flatnessSum, flatnessSquares)]
+        values += contrastSum.map { $0 / n }
+        values += Self.tonal(chroma.map { $0 / n })
+        let soundSeconds = max(hopSeconds, Double(soundHops) * hopSeconds)
+        values += [bpm.map { log2($0) } ?? 0, tempoConfidence, Double(onsets) / soundSeconds]
+        values += [loudnessRange ?? 0, spread(levelSum, levelSquares)]
+        let floats = values.map { Float($0.isFinite ? $0 : 0) }
+        return SonicFeatures(values: floats)
+    }
+
+    /// Key clarity (the best correlation with the 24 Krumhansl–Kessler key profiles), mode (best
+    /// major minus best minor correlation) and chroma entropy (bits / log2 12: 1 = flat).
+    static func tonal(_ chroma: [Double]) -> [Double] {
+        let major = [6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88]
+        let minor = [6.33, 2.68, 3.52, 5.38, 2.60, 3.53, 2.54, 4.75, 3.98, 2.69, 3.34, 3.17]
+        // Pearson correlation of the chroma, read from `shift` on, with a key profile.
+        func correlation(_ a: [Double], _ b: [Double], _ shift: Int) -> Double {
+            let ma = a.reduce(0, +) / 12, mb = b.reduce(0, +) / 12
+            var num = 0.0, da = 0.0, db = 0.0
+            for i in 0..<12 {
+                let x = a[(i + shift) % 12] - ma, y = b[i] - mb
+                num += x * y
+                da += x * x
+                db += y * y
+            }
+            return da > 0 && db > 0 ? num / (da * db).squareRoot() : 0
+        }
+        var bestMajor = -1.0, bestMinor = -1.0
+        for shift in 0..<12 {
+            bestMajor = max(bestMajor, correlation(chroma, major, shift))
+            bestMinor = max(bestMinor, correlation(chroma, minor, shift))
+        }
+        let total = chroma.reduce(0, +)
+        var entropy = 1.0
+        if total > 0 {
+            var bits = 0.0
+            for value in chroma where value > 0 {
+                let p = value / total
+                bits -= p * log2(p)
+            }
+            entropy = bits / log2(12.0)
+        }
+        return [max(bestMajor, bestMinor), bestMajor - bestMinor, entropy]
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import NaviscanCore
+
+/// Why a similarity question has no answer.
+public enum SimilarityError: Error, CustomStringConvertible, Equatable {
+    /// The store has no such track.
+    case unknownTrack(String)
+    /// The track is stored but has no features: silent, too short, failed, or analysed without a profile.
+    case noFeatures(String)
+
+    public var description: String {
+        switch self {
+        case .unknownTrack(let path): return "\(path) is not in the library's store; scan the library first, or check the path"
+        case .noFeatures(let path):
+            return "\(path) has no sound features (silent, shorter than a few seconds of sound, failed, or analysed without DJ profiles); it has no neighbours"
+        }
+    }
+}
+
+/// "More like this", instant mixes and sonic paths over one store's tracks, from an index built
+/// once (`SimilarityIndex`).
+public struct SimilarTracks: Sendable {
+    /// One track of an answer.
+    public struct Match: Sendable, Equatable {
+        public var relativePath: String
+        /// In [0, 1]: 1 for the same sound (see `SimilarityIndex`).
+        public var similarity: Double
+        /// The same recording as the query in another file (same sound, same length).
+        public var duplicate: Bool
+        public var duration: Double
+        public var tags: TrackTags
+    }
+
+    /// Similarity at or above which two tracks of the same length are the same recording.
+    public static let duplicateSimilarity = 0.99
+
+    public let index: SimilarityIndex<String>
+    private let rows: [String: LibraryStore.FeatureRow]
+    private let known: @Sendable (String) -> Bool
+
+    /// The store's tracks with features; the normalisation is the store's when current, else measured
+    /// here (and recorded when the store can be written).
+    public init(store: LibraryStore) throws {
+        let features = try store.featureRows()
+        let sequence = try store.latestSequence()
+        var normalisation = try store.similarityNormalisation()
+        if normalisation == nil {
+            normalisation = SimilarityNormalisation(measuring: features.map(\.features), changeSequence: sequence)
+            if let normalisation { try? store.recordSimilarityNormalisation(normalisation) }
+        }
+        // One track (or none): a normalisation of nothing; it has no neighbours anyway.
+        let scale = normalisation ?? SimilarityNormalisation.identity(changeSequence: sequence)
+        index = SimilarityIndex(rows: features.map { ($0.relativePath, $0.features) }, normalisation: scale)
+        rows = Dictionary(features.map { ($0.relativePath, $0) }, uniquingKeysWith: { a, _ in a })
+        let stored = Set(try store.allTrackPaths())
+        known = { stored.contains($0) }
+    }
+
+    private func check(_ path: String) throws {
+        guard known(path) else { throw SimilarityError.unknownTrack(path) }
+        guard index.contains(path) else { throw SimilarityError.noFeatures(path) }
+    }
+
+    private func match(_ neighbour: SimilarityIndex<String>.Neighbour, query: String) -> Match {
+        let row = rows[neighbour.id]
+        let duplicate = neighbour.id != query && isSameRecording(neighbour.id, query)
+        return Match(relativePath: neighbour.id, similarity: (neighbour.similarity * 1000).rounded() / 1000, duplicate: duplicate,
+                     duration: row?.duration ?? 0, tags: row?.tags ?? TrackTags())
+    }
+
+    /// The `count` tracks that sound most like `path`, most similar first; never `path` itself.
+    public func similar(to path: String, count: Int) throws -> [Match] {
+        try check(path)
+        return (index.nearest(to: path, count: count) ?? []).map { match($0, query: path) }
+    }
+
+    /// An instant mix of `count` tracks (the seed first): tracks like the seed, each next one near
+    /// the one before it and still near the seed, at most `albumCap` from one album and the same
+    /// artist not twice in a row while another is at hand; recordings the same as one already in
+    /// the mix are left out.
+    public func mix(from seed: String, count: Int) throws -> [Match] {
+        try check(seed)
+        guard count > 1 else { return [match(.init(id: seed, similarity: 1, distance: 0), query: seed)] }
+        let pool = index.nearest(to: seed, count: min(index.count, max(4 * count, 50))) ?? []
+        let cap = max(2, (count + 7) / 8)
+        var chosen: [Match] = [match(.init(id: seed, similarity: 1, distance: 0), query: seed)]
+        var used: Set<String> = [seed]
+        var perAlbum: [String: Int] = [albumKey(seed): 1]
+        var current = seed
+        while chosen.count < count {
+            var best: (score: Float, neighbour: SimilarityIndex<String>.Neighbour)?
+            for relaxed in [false, true] {
+                for candidate in pool where !used.contains(candidate.id) {
+                    if chosen.contains(where: { isSameRecording(candidate.id, $0.relativePath) }) { continue }
+                    if !relaxed, perAlbum[albumKey(candidate.id), default: 0] >= cap { continue }
+                    let step = index.distance(current, candidate.id) ?? .infinity
+                    var score = step + 0.5 * candidate.distance
+                    if !relaxed, artist(candidate.id) == artist(current), artist(current) != nil { score += index.normalisation.halfSimilarDistance }
+                    if best == nil || score < best!.score { best = (score, candidate) }
+                }
+                if best != nil { break }
+            }
+            guard let next = best?.neighbour else { break }
+            chosen.append(match(next, query: seed))
+            used.insert(next.id)
+            perAlbum[albumKey(next.id), default: 0] += 1
+            current = next.id
+        }
+        return chosen
+    }
+
+    /// A sonic path of `count` tracks from `from` to `to`, both included, easing from one sound to the other.
+    public func path(from: String, to: String, count: Int) throws -> [Match] {
+        try check(from)
+        try check(to)
+        let steps = max(2, count)
+        return (index.path(from: from, to: to, steps: steps) { candidate in
+            !isSameRecording(candidate, from) && !isSameRecording(candidate, to)
+        } ?? []).map { match($0, query: from) }
+    }
+
+    /// The same recording: the same sound (similarity ≥ 0.99), the same length (±0.5 s: an
+    /// encoder's padding) and the same tempo (±1 %): tracks of one band and kit at other tempi are
+    /// as alike in sound, not in tempo.
+    private func isSameRecording(_ a: String, _ b: String) -> Bool {
+        guard a != b, let d = index.distance(a, b), let x = rows[a], let y = rows[b] else { return a == b }
+        let tempo = SonicFeatures.Group.rhythm.offset
+        return index.similarity(distance: d) >= Self.duplicateSimilarity && abs(x.duration - y.duration) <= 0.5
+            && abs(x.features.values[tempo] - y.features.values[tempo]) < 0.015
+    }
+
+    /// An album as the album pass groups it: album artist (else artist) and album, else the folder.
+    private func albumKey(_ path: String) -> String {
+        let tags = rows[path]?.tags
+        if let album = tags?.album, !album.isEmpty {
+            return ((tags?.albumArtist ?? tags?.artist ?? "") + "\u{0}" + album).lowercased()
+        }
+        return "folder:" + (path as NSString).deletingLastPathComponent
+    }
+
+    private func artist(_ path: String) -> String? {
+        (rows[path]?.tags.artist ?? rows[path]?.tags.albumArtist)?.lowercased()
+    }
+
+    /// An extended M3U playlist of `matches`, each entry a path relative to the playlist's folder (as
+    /// Navidrome's playlist import and every player resolve them), written with the names' own bytes.
+    public static func m3u8(_ matches: [Match], library: String, playlist: String) -> [UInt8] {
+        let folder = (playlist as NSString).deletingLastPathComponent
+        var out = Array("#EXTM3U\n".utf8)
+        for entry in matches {
+            let title = entry.tags.title ?? ((entry.relativePath as NSString).lastPathComponent as NSString).deletingPathExtension
+            let label = entry.tags.artist.map { "\($0) - \(title)" } ?? title
+            out += Array("#EXTINF:\(Int(entry.duration.rounded())),\(label.replacingOccurrences(of: "\n", with: " "))\n".utf8)
+            out += SystemPath.bytes(of: relativePath(from: folder, to: library + "/" + entry.relativePath))
+            out.append(UInt8(ascii: "\n"))
+        }
+        return out
+    }
+
+    /// `target` relative to `folder` (both absolute): `../Music/A/b.flac`.
+    static func relativePath(from folder: String, to target: String) -> String {
+        let base = folder.split(separator: "/").map(String.init)
+        let parts = target.split(separator: "/").map(String.init)
+        var common = 0
+        while common < base.count, common < parts.count - 1, base[common] == parts[common] { common += 1 }
+        return (Array(repeating: "..", count: base.count - common) + parts[common...]).joined(separator: "/")
+    }
+}
+
+extension SimilarityNormalisation {
+    /// No scaling (a library of one track).
+    static func identity(changeSequence: Int64) -> SimilarityNormalisation {
+        SimilarityNormalisation(featuresVersion: SonicFeatures.version, changeSequence: changeSequence,
+                                median: .init(repeating: 0, count: SonicFeatures.dimension),
+                                scale: .init(repeating: 1, count: SonicFeatures.dimension), halfSimilarDistance: 1)
+    }
+}

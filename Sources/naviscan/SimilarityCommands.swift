@@ -1,0 +1,225 @@
+import ArgumentParser
+import Foundation
+import NaviscanCore
+import NaviscanLibrary
+
+/// The store and library a similarity command works on, and the tracks it names.
+struct SimilarityOptions: ParsableArguments {
+    @Argument(help: "The music library (its store is LIBRARY/.naviscan unless --out says otherwise).")
+    var library: String
+
+    @Flag(help: "Print the answer as JSON on standard output.")
+    var json = false
+
+    // Not -o/--out here: mix and path write their playlist with --out, as players' tools do.
+    @Option(name: .customLong("data"), help: ArgumentHelp("The scan's output directory (default: LIBRARY/.naviscan).", valueName: "dir"))
+    var data: String?
+
+    @OptionGroup var config: ConfigFileOption
+
+    /// The library's tracks by sound, and the library's root.
+    func open(command: String) async throws -> (SimilarTracks, String) {
+        var flags: [String: SettingValue] = [Settings.library.key: .string(library)]
+        if let data { flags[Settings.out.key] = .string(data) }
+        let loaded = try await StoreSettings.load(flags: flags, configFile: config.path, libraryArgument: library, command: command)
+        let location = loaded.location
+        guard FileManager.default.fileExists(atPath: location.databasePath) else {
+            throw CLIError("no store at \(location.out); run `naviscan scan \(library)` first (or pass --out DIR where a scan wrote its results)")
+        }
+        do {
+            let store = try LibraryStore(path: location.databasePath)
+            return (try SimilarTracks(store: store), location.library ?? StoreLocation.standardized(library))
+        } catch {
+            throw CLIError(UserMessage.describe(error), code: (error as? LibraryError)?.isFault == true ? 3 : 2)
+        }
+    }
+
+    /// A track argument as a library-relative path: absolute under the library, or relative to it.
+    static func relative(_ track: String, root: String) -> String {
+        let absolute = StoreLocation.standardized(track)
+        if absolute.hasPrefix(root + "/"), FileManager.default.fileExists(atPath: absolute) || !track.hasPrefix(".") && track.hasPrefix("/") {
+            return String(absolute.dropFirst(root.count + 1))
+        }
+        return track
+    }
+
+    /// Runs `body`, turning "no such track" and "no features" into exit status 1 with the reason.
+    static func answering<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as SimilarityError {
+            throw CLIError(error.description, code: 1)
+        }
+    }
+
+    func print(_ matches: [SimilarTracks.Match], header: String) throws {
+        if json {
+            try JSONOutput.write(matches.map(MatchOutput.init))
+            return
+        }
+        var text = header + "\n"
+        for (i, m) in matches.enumerated() {
+            let label = [m.tags.artist, m.tags.title].compactMap { $0 }.joined(separator: " - ")
+            text += String(format: "%3d  %.3f  ", i + 1, m.similarity) + EscapingLogHandler.escaped(m.relativePath)
+                + (label.isEmpty ? "" : "  (\(label))") + (m.duplicate ? "  [same recording]" : "") + "\n"
+        }
+        if matches.isEmpty { text += "  (no other track with sound features in this library)\n" }
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+}
+
+/// One track of an answer, as `--json` prints it.
+struct MatchOutput: Encodable {
+    let relativePath: String
+    let similarity: Double
+    let duplicate: Bool
+    let duration: Double
+    let title: String?
+    let artist: String?
+    let album: String?
+
+    init(_ match: SimilarTracks.Match) {
+        relativePath = match.relativePath
+        similarity = match.similarity
+        duplicate = match.duplicate
+        duration = (match.duration * 100).rounded() / 100
+        title = match.tags.title
+        artist = match.tags.artist
+        album = match.tags.album
+    }
+
+    enum CodingKeys: String, CodingKey { case relativePath = "relative_path", similarity, duplicate, duration, title, artist, album }
+}
+
+/// `naviscan similar LIBRARY TRACK`: the tracks that sound most like one track.
+struct SimilarCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "similar",
+        abstract: "List the tracks that sound most like a track (from the features a --dj scan stores).",
+        discussion: """
+            Most similar first, with a similarity in [0, 1] (1: the same sound; 0.5: as alike as two \
+            tracks of this library usually are). Never the track itself; the same recording in another \
+            file is marked [same recording]. Tracks that are silent, shorter than a few seconds of sound \
+            or failed have no features and are never listed (docs/similarity.md).
+
+            Exit status: 0 with an answer (an empty list for a library of one track); 1 when the track is \
+            not in the store or has no features; 2 when there is no store.
+
+            Examples:
+              naviscan similar ~/Music "Artist/Album/01 Track.flac"
+              naviscan similar ~/Music ~/Music/Artist/Album/01\\ Track.flac --count 20 --json
+            """
+    )
+
+    @OptionGroup var options: SimilarityOptions
+
+    @Argument(help: "The track: its path in the library, or its full path.")
+    var track: String
+
+    @Option(help: "How many tracks to list (1 to 1,000).")
+    var count = 10
+
+    func validate() throws {
+        guard (1...1000).contains(count) else { throw ValidationError("--count must be between 1 and 1,000, not \(count)") }
+    }
+
+    func run() async throws {
+        let (tracks, root) = try await options.open(command: "similar")
+        let path = SimilarityOptions.relative(track, root: root)
+        let matches = try SimilarityOptions.answering { try tracks.similar(to: path, count: count) }
+        try options.print(matches, header: "like \(EscapingLogHandler.escaped(path)):")
+    }
+}
+
+/// `naviscan mix LIBRARY TRACK --out mix.m3u8`: an instant mix as a playlist.
+struct MixCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mix",
+        abstract: "Write an instant mix: the track, then tracks like it in a smooth order, as an M3U8 playlist.",
+        discussion: """
+            Each next track is near the one before it and still near the first; one album gives at most \
+            an eighth of the mix (two at least), one artist does not play twice in a row while another \
+            fits, and the same recording is never in twice. The playlist's paths are relative to its own \
+            folder, so Navidrome's playlist import (a .m3u8 inside its music folder) and every player read it.
+
+            Examples:
+              naviscan mix ~/Music "Artist/Album/01 Track.flac" --out ~/Music/Playlists/like-track.m3u8
+              naviscan mix ~/Music "Artist/Album/01 Track.flac" --count 40 --json
+            """
+    )
+
+    @OptionGroup var options: SimilarityOptions
+
+    @Argument(help: "The track the mix starts from.")
+    var track: String
+
+    @Option(help: "Tracks in the mix, the first included (2 to 1,000).")
+    var count = 25
+
+    @Option(name: [.customShort("o"), .customLong("out")], help: ArgumentHelp("The M3U8 playlist to write (else the list is only printed).", valueName: "mix.m3u8"))
+    var playlist: String?
+
+    func validate() throws {
+        guard (2...1000).contains(count) else { throw ValidationError("--count must be between 2 and 1,000, not \(count)") }
+    }
+
+    func run() async throws {
+        let (tracks, root) = try await options.open(command: "mix")
+        let path = SimilarityOptions.relative(track, root: root)
+        let mix = try SimilarityOptions.answering { try tracks.mix(from: path, count: count) }
+        try write(mix, root: root, playlist: playlist)
+        try options.print(mix, header: "mix from \(EscapingLogHandler.escaped(path)):")
+    }
+}
+
+/// `naviscan path LIBRARY A B`: tracks easing from one sound to another.
+struct PathCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "path",
+        abstract: "Write a sonic path: tracks that ease from one track's sound to another's.",
+        discussion: """
+            The first track, then tracks each nearest to a point moving evenly from the first track's \
+            features to the last's, then the last track; the same recording as either end is left out.
+
+            Examples:
+              naviscan path ~/Music "Ambient/01.flac" "Drum and Bass/07.flac" --count 12 --out ~/Music/Playlists/path.m3u8
+            """
+    )
+
+    @OptionGroup var options: SimilarityOptions
+
+    @Argument(help: "The track the path starts from.")
+    var from: String
+
+    @Argument(help: "The track the path ends with.")
+    var to: String
+
+    @Option(help: "Tracks on the path, both ends included (2 to 1,000).")
+    var count = 12
+
+    @Option(name: [.customShort("o"), .customLong("out")], help: ArgumentHelp("The M3U8 playlist to write (else the list is only printed).", valueName: "path.m3u8"))
+    var playlist: String?
+
+    func validate() throws {
+        guard (2...1000).contains(count) else { throw ValidationError("--count must be between 2 and 1,000, not \(count)") }
+    }
+
+    func run() async throws {
+        let (tracks, root) = try await options.open(command: "path")
+        let a = SimilarityOptions.relative(from, root: root), b = SimilarityOptions.relative(to, root: root)
+        let steps = try SimilarityOptions.answering { try tracks.path(from: a, to: b, count: count) }
+        try write(steps, root: root, playlist: playlist)
+        try options.print(steps, header: "from \(EscapingLogHandler.escaped(a)) to \(EscapingLogHandler.escaped(b)):")
+    }
+}
+
+/// Writes `matches` as an M3U8 playlist at `playlist` (temp name, synced, renamed), when given.
+private func write(_ matches: [SimilarTracks.Match], root: String, playlist: String?) throws {
+    guard let playlist else { return }
+    let target = StoreLocation.standardized(playlist)
+    do {
+        try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try AtomicFile.write(SimilarTracks.m3u8(matches, library: root, playlist: target), to: target)
+    } catch {
+        throw CLIError("cannot write the playlist \(target): \(UserMessage.describe(error)); choose a folder you can write to", code: 2)
+    }
+    FileHandle.standardError.write(Data("wrote \(matches.count) tracks to \(target)\n".utf8))
+}

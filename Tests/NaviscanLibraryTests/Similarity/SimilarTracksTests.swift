@@ -1,0 +1,182 @@
+import Foundation
+import Logging
+import NaviscanCore
+@testable import NaviscanLibrary
+import NaviscanTestSupport
+import Testing
+
+/// A library of three sounds, four tracks each, scanned for real: a drum groove at four tempi,
+/// sustained pads on four roots, bright buzzing melodies in four keys; plus the same groove in a
+/// second container, a silent file and a one-second file.
+struct StyledLibrary {
+    let root: String
+    var library: String { root + "/Music" }
+    var data: String { root + "/data" }
+    static let styles = ["Grooves", "Pads", "Buzz"]
+
+    init() throws {
+        root = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-similar")
+        for style in Self.styles + ["Odd"] {
+            try FileManager.default.createDirectory(atPath: library + "/" + style, withIntermediateDirectories: true)
+        }
+        for (i, bpm) in [96.0, 110, 124, 138].enumerated() {
+            try AudioFileWriter.write(.drumGroove(bpm: bpm, duration: 8), to: library + "/Grooves/\(i).flac", format: .flac16)
+        }
+        // The first groove again, in another container: the same recording.
+        try AudioFileWriter.write(.drumGroove(bpm: 96, duration: 8), to: library + "/Odd/groove copy.wav", format: .wav16)
+        for (i, root) in [98.0, 110, 123.5, 131].enumerated() {
+            try AudioFileWriter.write(Self.pad(root: root, duration: 8), to: library + "/Pads/\(i).flac", format: .flac16)
+        }
+        for (i, note) in [440.0, 523, 587, 659].enumerated() {
+            try AudioFileWriter.write(Self.buzz(note: note, duration: 8), to: library + "/Buzz/\(i).flac", format: .flac16)
+        }
+        try AudioFileWriter.write(.silence(duration: 5), to: library + "/Odd/silence.flac", format: .flac16)
+        try AudioFileWriter.write(.sine(frequency: 440, duration: 1), to: library + "/Odd/short.flac", format: .flac16)
+        let options = ScanOptions(library: library, output: data, visualizer: nil, profile: ProfileConfig(), jobs: 2)
+        let summary = try LibraryScanner(options: options, logger: Logger(label: "test")).run()
+        precondition(summary.analysed == 15, "\(summary)")
+    }
+
+    /// A sustained chord (root, fifth, octave) breathing slowly.
+    static func pad(root: Double, duration: Double) -> TestSignal {
+        let rate = 44_100
+        let samples = (0..<Int(duration * Double(rate))).map { i -> Float in
+            let t = Double(i) / Double(rate)
+            let swell = 0.7 + 0.3 * sin(2 * .pi * 0.2 * t)
+            return Float(0.1 * swell * (sin(2 * .pi * root * t) + 0.7 * sin(2 * .pi * 1.5 * root * t) + 0.5 * sin(2 * .pi * 2 * root * t)))
+        }
+        return TestSignal(sampleRate: rate, channels: 1, samples: samples)
+    }
+
+    /// A bright square-wave melody: four notes a second, odd harmonics up to 8 kHz.
+    static func buzz(note: Double, duration: Double) -> TestSignal {
+        let rate = 44_100
+        let steps = [1.0, 1.25, 1.5, 1.125]
+        var phase = 0.0
+        let samples = (0..<Int(duration * Double(rate))).map { i -> Float in
+            let t = Double(i) / Double(rate)
+            let f = note * steps[Int(t * 4) % steps.count]
+            phase += 2 * .pi * f / Double(rate)
+            var s = 0.0
+            var h = 1.0
+            while h * f < 8000 { s += sin(h * phase) / h; h += 2 }
+            return Float(0.2 * s)
+        }
+        return TestSignal(sampleRate: rate, channels: 1, samples: samples)
+    }
+
+    func style(_ path: String) -> String { String(path.prefix { $0 != "/" }) }
+
+    func remove() { try? FileManager.default.removeItem(atPath: root) }
+}
+
+@Suite("Similar tracks: features from the scan's decode, nearest neighbours, mixes, paths", .serialized)
+struct SimilarTracksTests {
+    @Test("Tracks of one sound come back nearer than tracks of another; never the query itself; shuffled features would not pass")
+    func stylesCluster() throws {
+        let lib = try StyledLibrary()
+        defer { lib.remove() }
+        let store = try LibraryStore(path: lib.data + "/naviscan.db")
+        let tracks = try SimilarTracks(store: store)
+        let styled = try store.featureRows().map(\.relativePath).filter { StyledLibrary.styles.contains(lib.style($0)) }
+        #expect(styled.count == 12)
+        var hits = 0, total = 0
+        for path in styled {
+            let neighbours = try tracks.similar(to: path, count: 3).filter { !$0.duplicate && !$0.relativePath.hasPrefix("Odd/") }
+            #expect(!neighbours.contains { $0.relativePath == path })
+            #expect(neighbours.first.map { lib.style($0.relativePath) } == lib.style(path), "\(path): \(neighbours.map(\.relativePath))")
+            hits += neighbours.filter { lib.style($0.relativePath) == lib.style(path) }.count
+            total += neighbours.count
+        }
+        #expect(Double(hits) / Double(total) >= 0.9, "precision@3 \(hits)/\(total)")
+        // The same check on vectors dealt out to the wrong tracks fails: the features carry the sound.
+        let rows = try store.featureRows().filter { styled.contains($0.relativePath) }
+        let shuffled = rows.indices.map { (rows[$0].relativePath, rows[($0 * 5 + 1) % rows.count].features) }
+        let index = SimilarityIndex(rows: shuffled, normalisation: try #require(try store.similarityNormalisation()))
+        let shuffledHits = styled.filter { path in
+            index.nearest(to: path, count: 1)?.first.map { lib.style($0.id) == lib.style(path) } ?? false
+        }.count
+        #expect(shuffledHits < 8, "shuffled features still found \(shuffledHits) of 12")
+    }
+
+    @Test("The same audio in two containers: similarity ≥ 0.99 and marked as the same recording; never both in a mix")
+    func sameRecording() throws {
+        let lib = try StyledLibrary()
+        defer { lib.remove() }
+        let tracks = try SimilarTracks(store: try LibraryStore(path: lib.data + "/naviscan.db"))
+        let first = try #require(try tracks.similar(to: "Grooves/0.flac", count: 1).first)
+        #expect(first.relativePath == "Odd/groove copy.wav")
+        #expect(first.similarity >= 0.99 && first.duplicate)
+        let mix = try tracks.mix(from: "Grooves/0.flac", count: 8)
+        #expect(mix.count == 8 && mix.first?.relativePath == "Grooves/0.flac")
+        #expect(!mix.contains { $0.relativePath == "Odd/groove copy.wav" })
+        #expect(Set(mix.map(\.relativePath)).count == mix.count)
+        // One album (here: one folder) gives at most two of an 8-track mix while others fit.
+        #expect(mix.filter { $0.relativePath.hasPrefix("Grooves/") }.count <= 2, "\(mix.map(\.relativePath))")
+    }
+
+    @Test("Silence, a one-second file and unknown tracks have no vector and are never neighbours; a library of one answers an empty list")
+    func badInput() throws {
+        let lib = try StyledLibrary()
+        defer { lib.remove() }
+        let store = try LibraryStore(path: lib.data + "/naviscan.db")
+        let tracks = try SimilarTracks(store: store)
+        #expect(throws: SimilarityError.noFeatures("Odd/silence.flac")) { try tracks.similar(to: "Odd/silence.flac", count: 5) }
+        #expect(throws: SimilarityError.noFeatures("Odd/short.flac")) { try tracks.similar(to: "Odd/short.flac", count: 5) }
+        #expect(throws: SimilarityError.unknownTrack("Odd/ghost.flac")) { try tracks.similar(to: "Odd/ghost.flac", count: 5) }
+        let all = try tracks.similar(to: "Pads/0.flac", count: 100)
+        #expect(all.count == 12 && !all.contains { $0.relativePath.hasPrefix("Odd/s") })
+        #expect(all.allSatisfy { (0...1).contains($0.similarity) })
+        #expect(try store.featureRows().allSatisfy { $0.features.values.allSatisfy(\.isFinite) })
+
+        let one = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-one")
+        defer { try? FileManager.default.removeItem(atPath: one) }
+        try AudioFileWriter.write(StyledLibrary.pad(root: 110, duration: 6), to: one + "/only.flac", format: .flac16)
+        let options = ScanOptions(library: one, output: one + "/.naviscan", visualizer: nil, profile: ProfileConfig(), jobs: 1)
+        _ = try LibraryScanner(options: options, logger: Logger(label: "test")).run()
+        #expect(try SimilarTracks(store: try LibraryStore(path: one + "/.naviscan/naviscan.db")).similar(to: "only.flac", count: 5).isEmpty)
+    }
+
+    @Test("A sonic path runs from one sound to the other: its ends as asked, its middle between them")
+    func sonicPath() throws {
+        let lib = try StyledLibrary()
+        defer { lib.remove() }
+        let tracks = try SimilarTracks(store: try LibraryStore(path: lib.data + "/naviscan.db"))
+        let path = try tracks.path(from: "Pads/0.flac", to: "Grooves/3.flac", count: 6)
+        #expect(path.count == 6 && path.first?.relativePath == "Pads/0.flac" && path.last?.relativePath == "Grooves/3.flac")
+        #expect(Set(path.map(\.relativePath)).count == 6)
+        // Similarity to the start falls along the path (allowing one step of noise).
+        let similarity = path.map(\.similarity)
+        #expect(similarity[1] >= similarity[4] && similarity[2] >= similarity[5], "\(similarity)")
+    }
+
+    @Test("naviscan mix writes an M3U8 whose every entry resolves from the playlist's folder and decodes; similar --json and exit statuses")
+    func commands() throws {
+        let lib = try StyledLibrary()
+        defer { lib.remove() }
+        let playlist = lib.library + "/Playlists/like pad.m3u8"
+        let mix = try NaviscanProcess.run(["mix", lib.library, "Pads/1.flac", "--data", lib.data, "--count", "5", "--out", playlist])
+        #expect(mix.status == 0, "\(mix.stderr)")
+        let lines = try String(contentsOfFile: playlist, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(lines.first == "#EXTM3U")
+        let entries = lines.filter { !$0.hasPrefix("#") }
+        #expect(entries.count == 5 && entries.first == "../Pads/1.flac", "\(entries)")
+        for entry in entries {
+            let resolved = URL(fileURLWithPath: entry, relativeTo: URL(fileURLWithPath: lib.library + "/Playlists/")).standardizedFileURL.path
+            #expect(FileManager.default.fileExists(atPath: resolved), "\(entry)")
+            #expect((try? AudioDecoderFactory.open(path: resolved)) != nil, "\(entry) does not decode")
+            if let ffprobe = ["/usr/bin/ffprobe", "/usr/local/bin/ffprobe"].first(where: FileManager.default.isExecutableFile) {
+                let probe = try NaviscanProcess.run(["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", resolved], program: ffprobe)
+                #expect(probe.status == 0 && (Double(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 7, "\(entry)")
+            }
+        }
+        let similar = try NaviscanProcess.run(["similar", lib.library, lib.library + "/Buzz/2.flac", "--data", lib.data, "--count", "3", "--json"])
+        #expect(similar.status == 0, "\(similar.stderr)")
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(similar.stdout.utf8)) as? [[String: Any]])
+        #expect(list.count == 3 && list.allSatisfy { ($0["relative_path"] as? String)?.hasPrefix("Buzz/") == true }, "\(list)")
+        let silent = try NaviscanProcess.run(["similar", lib.library, "Odd/silence.flac", "--data", lib.data])
+        #expect(silent.status == 1 && silent.stderr.contains("has no sound features"), "\(silent.stderr)")
+        let path = try NaviscanProcess.run(["path", lib.library, "Pads/0.flac", "Buzz/0.flac", "--data", lib.data, "--count", "4", "--json"])
+        #expect(path.status == 0, "\(path.stderr)")
+    }
+}
