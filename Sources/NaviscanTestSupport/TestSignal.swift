@@ -136,4 +136,32 @@ extension TestSignal {
         }
         return TestSignal(sampleRate: sampleRate, channels: 1, samples: mono)
     }
+
+    /// A sustained chord (root, fifth, octave) breathing slowly.
+    public static func pad(root: Double, duration: Double) -> TestSignal {
+        let rate = 44_100
+        let samples = (0..<Int(duration * Double(rate))).map { i -> Float in
+            let t = Double(i) / Double(rate)
+            let swell = 0.7 + 0.3 * sin(2 * .pi * 0.2 * t)
+            return Float(0.1 * swell * (sin(2 * .pi * root * t) + 0.7 * sin(2 * .pi * 1.5 * root * t) + 0.5 * sin(2 * .pi * 2 * root * t)))
+        }
+        return TestSignal(sampleRate: rate, channels: 1, samples: samples)
+    }
+
+    /// A bright square-wave melody: four notes a second, odd harmonics up to 8 kHz.
+    public static func buzz(note: Double, duration: Double) -> TestSignal {
+        let rate = 44_100
+        let steps = [1.0, 1.25, 1.5, 1.125]
+        var phase = 0.0
+        let samples = (0..<Int(duration * Double(rate))).map { i -> Float in
+            let t = Double(i) / Double(rate)
+            let f = note * steps[Int(t * 4) % steps.count]
+            phase += 2 * .pi * f / Double(rate)
+            var s = 0.0
+            var h = 1.0
+            while h * f < 8000 { s += sin(h * phase) / h; h += 2 }
+            return Float(0.2 * s)
+        }
+        return TestSignal(sampleRate: rate, channels: 1, samples: samples)
+    }
 }

@@ -25,44 +25,16 @@ struct StyledLibrary {
         // The first groove again, in another container: the same recording.
         try AudioFileWriter.write(.drumGroove(bpm: 96, duration: 8), to: library + "/Odd/groove copy.wav", format: .wav16)
         for (i, root) in [98.0, 110, 123.5, 131].enumerated() {
-            try AudioFileWriter.write(Self.pad(root: root, duration: 8), to: library + "/Pads/\(i).flac", format: .flac16)
+            try AudioFileWriter.write(TestSignal.pad(root: root, duration: 8), to: library + "/Pads/\(i).flac", format: .flac16)
         }
         for (i, note) in [440.0, 523, 587, 659].enumerated() {
-            try AudioFileWriter.write(Self.buzz(note: note, duration: 8), to: library + "/Buzz/\(i).flac", format: .flac16)
+            try AudioFileWriter.write(TestSignal.buzz(note: note, duration: 8), to: library + "/Buzz/\(i).flac", format: .flac16)
         }
         try AudioFileWriter.write(.silence(duration: 5), to: library + "/Odd/silence.flac", format: .flac16)
         try AudioFileWriter.write(.sine(frequency: 440, duration: 1), to: library + "/Odd/short.flac", format: .flac16)
         let options = ScanOptions(library: library, output: data, visualizer: nil, profile: ProfileConfig(), jobs: 2)
         let summary = try LibraryScanner(options: options, logger: Logger(label: "test")).run()
         precondition(summary.analysed == 15, "\(summary)")
-    }
-
-    /// A sustained chord (root, fifth, octave) breathing slowly.
-    static func pad(root: Double, duration: Double) -> TestSignal {
-        let rate = 44_100
-        let samples = (0..<Int(duration * Double(rate))).map { i -> Float in
-            let t = Double(i) / Double(rate)
-            let swell = 0.7 + 0.3 * sin(2 * .pi * 0.2 * t)
-            return Float(0.1 * swell * (sin(2 * .pi * root * t) + 0.7 * sin(2 * .pi * 1.5 * root * t) + 0.5 * sin(2 * .pi * 2 * root * t)))
-        }
-        return TestSignal(sampleRate: rate, channels: 1, samples: samples)
-    }
-
-    /// A bright square-wave melody: four notes a second, odd harmonics up to 8 kHz.
-    static func buzz(note: Double, duration: Double) -> TestSignal {
-        let rate = 44_100
-        let steps = [1.0, 1.25, 1.5, 1.125]
-        var phase = 0.0
-        let samples = (0..<Int(duration * Double(rate))).map { i -> Float in
-            let t = Double(i) / Double(rate)
-            let f = note * steps[Int(t * 4) % steps.count]
-            phase += 2 * .pi * f / Double(rate)
-            var s = 0.0
-            var h = 1.0
-            while h * f < 8000 { s += sin(h * phase) / h; h += 2 }
-            return Float(0.2 * s)
-        }
-        return TestSignal(sampleRate: rate, channels: 1, samples: samples)
     }
 
     func style(_ path: String) -> String { String(path.prefix { $0 != "/" }) }
@@ -131,7 +103,7 @@ struct SimilarTracksTests {
 
         let one = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-one")
         defer { try? FileManager.default.removeItem(atPath: one) }
-        try AudioFileWriter.write(StyledLibrary.pad(root: 110, duration: 6), to: one + "/only.flac", format: .flac16)
+        try AudioFileWriter.write(TestSignal.pad(root: 110, duration: 6), to: one + "/only.flac", format: .flac16)
         let options = ScanOptions(library: one, output: one + "/.naviscan", visualizer: nil, profile: ProfileConfig(), jobs: 1)
         _ = try LibraryScanner(options: options, logger: Logger(label: "test")).run()
         #expect(try SimilarTracks(store: try LibraryStore(path: one + "/.naviscan/naviscan.db")).similar(to: "only.flac", count: 5).isEmpty)
