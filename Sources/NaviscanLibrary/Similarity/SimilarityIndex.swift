@@ -73,7 +73,7 @@ public struct SimilarityNormalisation: Codable, Sendable, Equatable {
 public struct SimilarityIndex<ID: Hashable & Sendable>: Sendable {
     /// The groups' weights, chosen on the labelled dev set (docs/similarity.md).
     public static var groupWeights: [SonicFeatures.Group: Float] {
-        [.timbre: 1, .shape: 1, .tonal: 0.5, .rhythm: 1, .dynamics: 0.5]
+        [.timbre: 1, .shape: 1, .tonal: 0, .rhythm: 0.25, .dynamics: 0]
     }
 
     public let ids: [ID]
