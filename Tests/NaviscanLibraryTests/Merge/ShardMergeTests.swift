@@ -15,7 +15,7 @@ struct ShardMergeTests {
             let album = "\(root)/Artist \(i % 3)/Album \(i % 4)"
             try FileManager.default.createDirectory(atPath: album, withIntermediateDirectories: true)
             let signal: TestSignal = i % 2 == 0
-                ? .sine(frequency: 200 + 40 * Double(i), dBFS: -6 - Double(i), duration: 1.5, channels: 2)
+                ? .sine(frequency: 200 + 40 * Double(i), dBFS: -6 - Double(i), duration: 2.5, channels: 2)   // long enough for sound features
                 : TestSignal.silence(duration: 0.3).appending(.clicks(bpm: 100 + 3 * Double(i), duration: 1.5))
             let name: String
             switch i % 4 {
@@ -131,6 +131,14 @@ struct ShardMergeTests {
         let second = try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as! [String: Any]
         #expect(second["written"] as? Int == 0 && second["unchanged"] as? Int == all.count && second["removed"] as? Int == 0)
         #expect(try Self.snapshot(merged) == before)
+
+        // The sound features came with the rows, and the merge measured their normalisation again.
+        let mergedStore = try LibraryStore(path: merged + "/naviscan.db"), singleStore = try LibraryStore(path: single + "/naviscan.db")
+        #expect(try mergedStore.featureRows().map(\.features) == singleStore.featureRows().map(\.features))
+        #expect(try mergedStore.featureRows().count >= 2)
+        let mergedScale = try #require(try mergedStore.similarityNormalisation())
+        let singleScale = try #require(try singleStore.similarityNormalisation())
+        #expect(mergedScale.median == singleScale.median && mergedScale.scale == singleScale.scale)
 
         // A normal store: a plain scan finds every track unchanged, and the known failure not new (exit 0).
         let rescan = try Self.scan([library.root, "--out", merged])
