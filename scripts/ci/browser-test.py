@@ -195,6 +195,17 @@ def main():
           const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let n = 0;
           for (let x = 0; x < c.width; x += 4) { const i = ((c.height >> 1) * c.width + x) * 4; if (d[i + 3] === 255) n++; } return n; })()""")
         check(wave_bars > 20, f"the waveform canvas is drawn across the track ({wave_bars} columns at mid-height, {drawn} pixels)")
+
+        # More like this: the two other demo tracks, each with a play button that plays it here.
+        listed_similar = page.wait_for("document.querySelectorAll('#similar li').length === 2")
+        similar_text = page.evaluate("document.getElementById('similar').innerText")
+        check(listed_similar, f"'More like this' lists the other two tracks ({similar_text!r})")
+        others = page.evaluate("Array.from(document.querySelectorAll('#similar li a')).map(a => new URL(a.href).searchParams.get('relative_path'))")
+        check(sorted(others or []) == sorted(t for t in tracks if t != track), f"'More like this' names the other tracks ({others})")
+        page.evaluate("document.querySelector('#similar button.play').click()")
+        switched = page.wait_for("decodeURIComponent(document.getElementById('audio').src).includes(%s) && document.getElementById('audio').readyState >= 2"
+                                 % json.dumps("relative_path=" + (others or ["?"])[0]))
+        check(switched, "a play button in 'More like this' plays that track through /stream")
         if shots:
             page.screenshot(os.path.join(shots, "track.png"), 1200, 900)
 

@@ -146,18 +146,34 @@ let benchmarks: @Sendable () -> Void = {
             return 240
         }
     }
-    Benchmark("stage.onsets+tempo") { b in
-        let mono = Array(material.signal.samples.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
-        try measureRealtime(b) {
-            let envelope = try OnsetEnvelope(inputRate: 44_100)
-            mono.withUnsafeBufferPointer { all in
-                for start in stride(from: 0, to: all.count, by: 4096) {
-                    envelope.process(UnsafeBufferPointer(rebasing: all[start..<min(start + 4096, all.count)]))
+    for features in [true, false] {
+        Benchmark(features ? "stage.onsets+tempo+features" : "stage.onsets+tempo") { b in
+            let mono = Array(material.signal.samples.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
+            try measureRealtime(b) {
+                let envelope = try OnsetEnvelope(inputRate: 44_100, measuresFeatures: features)
+                mono.withUnsafeBufferPointer { all in
+                    for start in stride(from: 0, to: all.count, by: 4096) {
+                        envelope.process(UnsafeBufferPointer(rebasing: all[start..<min(start + 4096, all.count)]))
+                    }
                 }
+                blackHole(TempoEstimator(config: .init()).estimate(envelope.finish()))
+                blackHole(envelope.features?.finish(hopSeconds: 0.01, bpm: 124, tempoConfidence: 1, loudnessRange: nil))
+                return 240
             }
-            blackHole(TempoEstimator(config: .init()).estimate(envelope.finish()))
-            return 240
         }
+    }
+    // One "more like this" query over 100,000 tracks (brute force, one core); the index is built
+    // once, outside the measurement, as the server builds it once per change of the store.
+    Benchmark("similarity.query-100k", configuration: .init(timeUnits: .milliseconds)) { b in
+        var generator = SeededGenerator(seed: 29)
+        let rows = (0..<100_000).map { i in
+            (i, SonicFeatures(values: (0..<SonicFeatures.dimension).map { _ in Float.random(in: -3...3, using: &generator) }))
+        }
+        let normalisation = SimilarityNormalisation.identity(changeSequence: 0)
+        let index = SimilarityIndex(rows: rows, normalisation: normalisation)
+        b.startMeasurement()
+        for query in b.scaledIterations { blackHole(index.nearest(to: query * 7919 % 100_000, count: 25)) }
+        b.stopMeasurement()
     }
     // The similarity features' cost, side by side: the DJ pass with and without them.
     for features in [true, false] {

@@ -66,7 +66,7 @@ public final class SonicFeatureAccumulator {
     /// Spectra with less power than a sine at this level are silence and are not measured.
     static let silenceDBFS: Float = -60
     /// Fewer measured spectra than this (2 s of sound at the default stride) give no vector.
-    static let minimumFrames = 50
+    static let minimumFrames = 25
 
     let stride: Int
     let binHz: Float
@@ -82,7 +82,9 @@ public final class SonicFeatureAccumulator {
     private let octaveBins: [Range<Int>]
     private let bandPower: UnsafeMutablePointer<Float>
     private let logBands: UnsafeMutablePointer<Float>
-    private let frameChroma: UnsafeMutablePointer<Double>
+    private let frameChroma: UnsafeMutablePointer<Float>
+    /// The bins between 55 Hz and 5 kHz (those with a pitch class).
+    private let tonalBins: Range<Int>
 
     private var hop = 0
     private var frames = 0
@@ -101,7 +103,7 @@ public final class SonicFeatureAccumulator {
     private var soundHops = 0
 
     /// `fullScalePower`: the total power a full-scale sine gives in the spectra this is fed.
-    public init(fftSize: Int, sampleRate: Int, fullScalePower: Float, stride: Int = 4) {
+    public init(fftSize: Int, sampleRate: Int, fullScalePower: Float, stride: Int = 8) {
         self.stride = stride
         binCount = fftSize / 2 + 1
         binHz = Float(sampleRate) / Float(fftSize)
@@ -126,6 +128,9 @@ public final class SonicFeatureAccumulator {
         bandPower = .allocate(capacity: bandCount)
         logBands = .allocate(capacity: bandCount)
         frameChroma = .allocate(capacity: 12)
+        let classes = pitchClass
+        let tonal = classes.indices.filter { classes[$0] >= 0 }
+        tonalBins = (tonal.first ?? 0)..<((tonal.last ?? -1) + 1)
     }
 
     deinit {
@@ -139,8 +144,11 @@ public final class SonicFeatureAccumulator {
         countOnset(flux)
         hop += 1
         guard hop % stride == 0 else { return }
-        var total: Float = 0
-        for k in 1..<binCount { total += power[k] }
+        var total: Float = 0, weighted: Float = 0
+        for k in 1..<binCount {
+            total += power[k]
+            weighted += Float(k) * power[k]
+        }
         guard total > silencePower else { return }
         soundHops += stride
         frames += 1
@@ -150,7 +158,12 @@ public final class SonicFeatureAccumulator {
 
         // Timbre: a cepstrum of log band powers, level removed (coefficient 0 is left out).
         bands.map(power, into: bandPower)
-        for b in 0..<bandCount { logBands[b] = log10(bandPower[b] + total * 1e-9) }
+        var logBandSum: Float = 0, bandSum: Float = 0
+        for b in 0..<bandCount {
+            logBands[b] = log10(bandPower[b] + total * 1e-9)
+            logBandSum += logBands[b]
+            bandSum += bandPower[b] + total * 1e-9
+        }
         for k in 0..<Self.cepstrumCount {
             var c: Float = 0
             for b in 0..<bandCount { c += dct[k * bandCount + b] * logBands[b] }
@@ -158,12 +171,7 @@ public final class SonicFeatureAccumulator {
             cepstrumSum[k] += Double(c)
             cepstrumSquares[k] += Double(c * c)
         }
-        // Shape: centroid and 85 % roll-off (octaves above 1 Hz), flatness, per-octave contrast.
-        var weighted: Float = 0, logSum: Float = 0
-        for k in 1..<binCount {
-            weighted += Float(k) * power[k]
-            logSum += log(power[k] + total * 1e-10)
-        }
+        // Shape: centroid and 85 % roll-off (octaves above 1 Hz), flatness of the bands, per-octave contrast.
         let centroid = Double(log2(max(binHz, weighted / total * binHz)))
         centroidSum += centroid
         centroidSquares += centroid * centroid
@@ -174,8 +182,7 @@ public final class SonicFeatureAccumulator {
             if running >= 0.85 * total { rolloffBin = k; break }
         }
         rolloffSum += Double(log2(Float(rolloffBin) * binHz))
-        let mean = total / Float(binCount - 1)
-        let flatness = Double(exp(logSum / Float(binCount - 1)) / mean)
+        let flatness = Double(pow(10, logBandSum / Float(bandCount)) / (bandSum / Float(bandCount)))
         flatnessSum += flatness
         flatnessSquares += flatness * flatness
         for (o, range) in octaveBins.enumerated() {
@@ -189,12 +196,12 @@ public final class SonicFeatureAccumulator {
         }
         // Tonal: the spectrum folded onto 12 pitch classes, each frame weighing the same.
         frameChroma.update(repeating: 0, count: 12)
-        var tonalPower = 0.0
-        for k in 1..<binCount where pitchClass[k] >= 0 {
-            frameChroma[pitchClass[k]] += Double(power[k])
-            tonalPower += Double(power[k])
+        var tonalPower: Float = 0
+        for k in tonalBins {
+            frameChroma[pitchClass[k]] += power[k]
+            tonalPower += power[k]
         }
-        if tonalPower > 0 { for c in 0..<12 { chroma[c] += frameChroma[c] / tonalPower } }
+        if tonalPower > 0 { for c in 0..<12 { chroma[c] += Double(frameChroma[c] / tonalPower) } }
     }
 
     private func countOnset(_ flux: Float) {

@@ -166,12 +166,3 @@ public struct SimilarTracks: Sendable {
         return (Array(repeating: "..", count: base.count - common) + parts[common...]).joined(separator: "/")
     }
 }
-
-extension SimilarityNormalisation {
-    /// No scaling (a library of one track).
-    static func identity(changeSequence: Int64) -> SimilarityNormalisation {
-        SimilarityNormalisation(featuresVersion: SonicFeatures.version, changeSequence: changeSequence,
-                                median: .init(repeating: 0, count: SonicFeatures.dimension),
-                                scale: .init(repeating: 1, count: SonicFeatures.dimension), halfSimilarDistance: 1)
-    }
-}

@@ -1,5 +1,4 @@
 import Foundation
-import NaviscanCore
 
 /// How the library's features are put on one scale: per component, a robust z-score (median and
 /// 1.4826 × median absolute deviation over the library, clipped to ±4), and the distance at which
@@ -14,7 +13,7 @@ public struct SimilarityNormalisation: Codable, Sendable, Equatable {
 
     static let clip: Float = 4
 
-    init(featuresVersion: Int, changeSequence: Int64, median: [Float], scale: [Float], halfSimilarDistance: Float) {
+    public init(featuresVersion: Int, changeSequence: Int64, median: [Float], scale: [Float], halfSimilarDistance: Float) {
         self.featuresVersion = featuresVersion
         self.changeSequence = changeSequence
         self.median = median
@@ -56,6 +55,13 @@ public struct SimilarityNormalisation: Codable, Sendable, Equatable {
         halfSimilarDistance = max(1e-3, Self.median(&distances))
     }
 
+    /// No scaling (a library of one track, which has no neighbours anyway).
+    public static func identity(changeSequence: Int64) -> SimilarityNormalisation {
+        SimilarityNormalisation(featuresVersion: SonicFeatures.version, changeSequence: changeSequence,
+                                median: .init(repeating: 0, count: SonicFeatures.dimension),
+                                scale: .init(repeating: 1, count: SonicFeatures.dimension), halfSimilarDistance: 1)
+    }
+
     static func median(_ values: inout [Float]) -> Float {
         values.sort()
         let n = values.count
@@ -77,7 +83,7 @@ public struct SimilarityIndex<ID: Hashable & Sendable>: Sendable {
     }
 
     public let ids: [ID]
-    let normalisation: SimilarityNormalisation
+    public let normalisation: SimilarityNormalisation
     /// Normalised vectors, one after another, each component already multiplied by √(its weight).
     private let vectors: [Float]
     private let position: [ID: Int]
@@ -136,6 +142,12 @@ public struct SimilarityIndex<ID: Hashable & Sendable>: Sendable {
         public var id: ID
         public var similarity: Double
         public var distance: Float
+
+        public init(id: ID, similarity: Double, distance: Float) {
+            self.id = id
+            self.similarity = similarity
+            self.distance = distance
+        }
     }
 
     /// The `count` nearest to `id`, nearest first, never `id` itself; nil when `id` has no vector.
