@@ -8,8 +8,7 @@ public enum AnalysisFingerprint {
     }
 
     public static func profile(_ config: ProfileConfig) -> String {
-        // The similarity features come from the same pass: a new feature version analyses profiles again.
-        digest(kind: "profile features-\(SonicFeatures.version)", config)
+        digest(kind: "profile", config)
     }
 
     private static func digest<T: Encodable>(kind: String, _ config: T) -> String {

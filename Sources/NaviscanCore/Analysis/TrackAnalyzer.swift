@@ -145,6 +145,29 @@ public final class TrackAnalyzer {
 }
 
 extension TrackAnalyzer {
+    /// The sound features alone, for a track whose profile is current but whose features are of an
+    /// older version: one decode through the onset stage only (no loudness, silence, waveform or
+    /// frames); the tempo and loudness range they include come from the stored profile.
+    public static func measureFeatures(path: String, profile: ProfileConfig, bpm: Double?, tempoConfidence: Double,
+                                       loudnessRange: Double?, blockFrames: Int = 4096,
+                                       isCancelled: () -> Bool = { false }) throws -> SonicFeatures? {
+        let decoder = try AudioDecoderFactory.open(path: path)
+        let info = decoder.info
+        let block = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * info.channels)
+        defer { block.deallocate() }
+        let rate = onsetInputRate(source: info.sampleRate, profile.onsets)
+        let onsets = try OnsetEnvelope(config: profile.onsets, inputRate: rate, measuresFeatures: true)
+        let mono = try AnalysisRateStream(source: info, rate: rate, maxBlockFrames: blockFrames)
+        while true {
+            if isCancelled() { throw AnalysisCancelled() }
+            let n = try decoder.read(into: block, maxFrames: blockFrames)
+            if n == 0 { break }
+            try mono.process(AudioBlock(samples: block, frameCount: n, channels: info.channels)) { onsets.process($0) }
+        }
+        return onsets.features?.finish(hopSeconds: 1 / profile.onsets.frameRate, bpm: bpm, tempoConfidence: tempoConfidence,
+                                       loudnessRange: loudnessRange)
+    }
+
     /// The rate the mono stream runs at for the onset stage alone.
     static func onsetInputRate(source: Int, _ onsets: OnsetEnvelope.Config) -> Int {
         source == 2 * onsets.rate ? source : onsets.rate

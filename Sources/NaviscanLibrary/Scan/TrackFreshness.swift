@@ -41,8 +41,16 @@ public struct TrackFreshness: Sendable {
             if record.profileFingerprint != profileFingerprint { return true }
             // No stamp: the album pass has still to write the file from the stored profile.
             if record.profileStamp != nil, !outputMatches(OutputLayout.profile, key: record.key, stamp: record.profileStamp) { return true }
+            // Sound features of another version (the processor measures them alone, see `featuresOnly`).
+            if Self.featuresStale(record) { return true }
         }
         return false
+    }
+
+    /// An analysed track whose sound features are missing or of another version, while its profile
+    /// is current: only the features are measured again.
+    static func featuresStale(_ record: TrackRecord) -> Bool {
+        record.status == .ok && record.profileFingerprint != nil && record.featuresVersion != SonicFeatures.version
     }
 
     /// An analysed track whose stored outputs were made with other parameters than requested.

@@ -45,6 +45,7 @@ public final class TrackProcessor: @unchecked Sendable {
     public func process(_ file: LibraryFile, previous: TrackRecord?, isCancelled: () -> Bool = { false },
                         onDecoded: (Double) -> Void = { _ in }) throws -> TrackOutcome {
         let key = OutputLayout.key(forRelativePath: file.relativePath)
+        if let previous, let refreshed = try featuresOnly(file, previous: previous, isCancelled: isCancelled) { return refreshed }
         var record = TrackRecord(file: file, key: key, analyzerVersion: NaviscanVersion.version,
                                  analyzedAt: TrackProfile.timestamp(Date()), changedAt: Date().timeIntervalSince1970)
         let fileUnchanged = previous.map { TrackFreshness.sameFileAndAnalyser(file, $0) } ?? false
@@ -89,7 +90,7 @@ public final class TrackProcessor: @unchecked Sendable {
                 record.profileJSON = String(decoding: json, as: UTF8.self)
                 record.gatingHistogram = analysis.loudness?.histogram?.encoded()
                 record.features = analysis.features?.data
-                record.featuresVersion = analysis.features.map { _ in SonicFeatures.version }
+                record.featuresVersion = SonicFeatures.version
                 if let waveform = analysis.waveform {
                     let datPath = layout.waveformPath(key: key)
                     try createOutputDirectory(for: datPath)
@@ -119,6 +120,35 @@ public final class TrackProcessor: @unchecked Sendable {
             layout.removeOutputs(key: key)
             return .failed(record, reason: record.errorMessage ?? "failed")
         }
+    }
+
+    /// When all that is stale is the sound features (a new `SonicFeatures.version`): the file, its
+    /// profile and frames are current, so only the features are measured and the row keeps the rest.
+    /// Nil when anything else needs the full analysis.
+    private func featuresOnly(_ file: LibraryFile, previous: TrackRecord, isCancelled: () -> Bool) throws -> TrackOutcome? {
+        guard let profile, TrackFreshness.featuresStale(previous), TrackFreshness.sameFileAndAnalyser(file, previous),
+              previous.profileFingerprint == AnalysisFingerprint.profile(profile),
+              let json = previous.profileJSON, let stored = try? StoredProfile.read(Data(json.utf8)) else { return nil }
+        if let visualizer {
+            guard previous.visFingerprint == AnalysisFingerprint.visualizer(visualizer),
+                  let stamp = previous.visStamp, OutputStamp.of(path: layout.visPath(key: previous.key)) == stamp else { return nil }
+        }
+        if let stamp = previous.profileStamp, OutputStamp.of(path: layout.profilePath(key: previous.key)) != stamp { return nil }
+        var record = previous
+        do {
+            let features = try TrackAnalyzer.measureFeatures(path: file.path, profile: profile, bpm: previous.bpm,
+                                                             tempoConfidence: previous.bpmConfidence ?? 0,
+                                                             loudnessRange: stored.loudnessRange, isCancelled: isCancelled)
+            record.features = features?.data
+            record.featuresVersion = SonicFeatures.version
+        } catch let error as AnalysisCancelled {
+            throw error
+        } catch {
+            // Whatever it is, the full analysis words it and records it.
+            return nil
+        }
+        record.changedAt = Date().timeIntervalSince1970
+        return .analysed(record, seconds: previous.duration ?? 0)
     }
 
     /// Carries a moved file's analysis to its new path: the frame file is linked under the new key,

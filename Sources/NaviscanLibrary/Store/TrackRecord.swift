@@ -54,8 +54,9 @@ public struct TrackRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
     /// The track's loudness gating blocks (`LoudnessHistogram.encoded()`), for its album's loudness;
     /// nil for a silent track or one without a profile.
     public var gatingHistogram: Data?
-    /// The similarity features (`SonicFeatures.data`) and their version; nil for a track with too
-    /// little sound to describe, or analysed without them.
+    /// The similarity features (`SonicFeatures.data`); nil for a track with too little sound to
+    /// describe. `featuresVersion`: the `SonicFeatures.version` they were measured with (set with
+    /// or without a vector), nil when they were never measured.
     public var features: Data?
     public var featuresVersion: Int?
     /// The file's tags as read for this row; the store keeps them in `track_tags`, not in this table
@@ -90,7 +91,7 @@ public struct TrackRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
     /// The columns a scan plans from, read by position for each of 100,000 rows (`init(planningRow:)`).
     static let planningColumns = ["relative_path", "key", "size", "mtime", "status", "error_message", "failure_kind",
                                   "analyzer_version", "vis_fingerprint", "profile_fingerprint", "vis_stamp",
-                                  "profile_stamp", "content_hash", "missing_since"]
+                                  "profile_stamp", "content_hash", "missing_since", "features_version"]
 
     /// A row selected with `planningColumns`, in their order; the other fields are left empty.
     init(planningRow row: Row) {
@@ -108,6 +109,7 @@ public struct TrackRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
         profileStamp = row[11]
         contentHash = row[12]
         missingSince = row[13]
+        featuresVersion = row[14]
         analyzedAt = ""
         changedAt = 0
         seq = 0

@@ -122,6 +122,54 @@ struct SimilarTracksTests {
         #expect(similarity[1] >= similarity[4] && similarity[2] >= similarity[5], "\(similarity)")
     }
 
+    @Test("Features of an older version are measured again alone: frames, profiles and waveforms stay as they were, the new vectors equal a full analysis's")
+    func featuresVersionBump() throws {
+        let root = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-features")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let library = root + "/Music", data = root + "/data"
+        try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
+        try AudioFileWriter.write(TestSignal.pad(root: 110, duration: 6), to: library + "/pad.flac", format: .flac16)
+        try AudioFileWriter.write(TestSignal.buzz(note: 440, duration: 6), to: library + "/buzz.flac", format: .flac16)
+        try AudioFileWriter.write(.drumGroove(bpm: 120, duration: 6), to: library + "/groove.wav", format: .wav16)
+        let options = ScanOptions(library: library, output: data, visualizer: VisualizerConfig(), profile: ProfileConfig(), jobs: 1)
+        #expect(try LibraryScanner(options: options, logger: Logger(label: "test")).run().analysed == 3)
+        let layout = OutputLayout(root: data)
+        let store = try LibraryStore(path: layout.databasePath)
+        let before = try store.allTracks()
+        func outputs(_ track: TrackRecord) throws -> [Data] {
+            try [layout.visPath(key: track.key), layout.profilePath(key: track.key), layout.waveformPath(key: track.key)].map {
+                try Data(contentsOf: URL(fileURLWithPath: $0))
+            }
+        }
+        let files = try before.map(outputs)
+        let stamps = before.map { OutputStamp.of(path: layout.visPath(key: $0.key)) }
+
+        // As a store of a naviscan whose features had another version (or none yet) leaves it.
+        let sql = try NaviscanProcess.run(["-c", "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute('UPDATE track SET features = NULL, features_version = 0'); db.commit()",
+                                           layout.databasePath], program: "/usr/bin/python3")
+        try #require(sql.status == 0, "\(sql.stderr)")
+        #expect(try store.featureRows().isEmpty)
+        let rescan = try LibraryScanner(options: options, logger: Logger(label: "test")).run()
+        #expect(rescan.analysed == 3, "\(rescan)")
+
+        let after = try store.allTracks()
+        for (old, new) in zip(before, after) {
+            #expect(new.featuresVersion == SonicFeatures.version)
+            let a = try #require(old.features.flatMap(SonicFeatures.init(data:))), b = try #require(new.features.flatMap(SonicFeatures.init(data:)))
+            // Measured from the same samples; tempo, its confidence and the loudness range come from the
+            // stored profile, which keeps them to 0.01.
+            for (i, (x, y)) in zip(a.values, b.values).enumerated() {
+                let fromProfile = [SonicFeatures.Group.rhythm.offset, SonicFeatures.Group.rhythm.offset + 1, SonicFeatures.Group.dynamics.offset].contains(i)
+                #expect(abs(x - y) <= (fromProfile ? 0.006 : 1e-4 * max(1, abs(x))), "\(old.relativePath) component \(i): \(x) then \(y)")
+            }
+            #expect(new.profileJSON == old.profileJSON && new.analyzedAt == old.analyzedAt && new.visStamp == old.visStamp)
+        }
+        #expect(try after.map(outputs) == files, "an output file was written again")
+        #expect(after.map { OutputStamp.of(path: layout.visPath(key: $0.key)) } == stamps)
+        // Nothing stale is left: the next scan analyses nothing.
+        #expect(try LibraryScanner(options: options, logger: Logger(label: "test")).run().analysed == 0)
+    }
+
     @Test("naviscan mix writes an M3U8 whose every entry resolves from the playlist's folder and decodes; similar --json and exit statuses")
     func commands() throws {
         let lib = try StyledLibrary()
