@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PREFIX ?= /usr/local
 SWIFT ?= swift
-DEB_PACKAGES := pkg-config libsndfile1-dev libmpg123-dev libfftw3-dev libebur128-dev libavformat-dev libavcodec-dev libavutil-dev libtag1-dev python3-yaml python3-mutagen
+DEB_PACKAGES := pkg-config libsndfile1-dev libmpg123-dev libfftw3-dev libebur128-dev libavformat-dev libavcodec-dev libavutil-dev libtag1-dev python3-yaml python3-mutagen ffmpeg
 PKGCONFIG_MODULES := sndfile libmpg123 libsyn123 fftw3f libebur128 libavformat libavcodec libavutil taglib
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= demo-out
@@ -33,10 +33,12 @@ runtime-packages:
 all: build
 
 # Installs the C libraries' -dev packages when any is missing (after apt-get update), PyYAML, which
-# the tests parse dist/kubernetes's recipes with, and mutagen, which reads back the tags naviscan tag writes.
+# the tests parse dist/kubernetes's recipes with, mutagen, which reads back the tags naviscan tag writes,
+# and ffmpeg, whose ffprobe plays back the playlists naviscan mix writes.
 deps:
 	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists $(PKGCONFIG_MODULES) || \
-		! python3 -c 'import yaml' >/dev/null 2>&1 || ! /usr/bin/python3 -c 'import mutagen' >/dev/null 2>&1; then \
+		! python3 -c 'import yaml' >/dev/null 2>&1 || ! /usr/bin/python3 -c 'import mutagen' >/dev/null 2>&1 || \
+		! command -v ffprobe >/dev/null 2>&1; then \
 		echo "==> installing $(DEB_PACKAGES)"; \
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(DEB_PACKAGES); \

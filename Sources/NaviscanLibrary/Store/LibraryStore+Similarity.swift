@@ -16,7 +16,7 @@ extension LibraryStore {
     public func featureRows() throws -> [FeatureRow] {
         try read { db in
             let rows = try Row.fetchCursor(db, sql: """
-                SELECT t.relative_path, t.features, t.duration, g.artist, g.album_artist, g.album, g.title, g.disc_number, g.track_number
+                SELECT t.relative_path, t.features, t.duration, g.*
                 FROM track t LEFT JOIN track_tags g ON g.relative_path = t.relative_path
                 WHERE t.status = 'ok' AND t.missing_since IS NULL AND t.features IS NOT NULL AND t.features_version = ?
                 ORDER BY t.relative_path
@@ -24,14 +24,9 @@ extension LibraryStore {
             var out: [FeatureRow] = []
             while let row = try rows.next() {
                 guard let data = row["features"] as Data?, let features = SonicFeatures(data: data) else { continue }
-                var tags = TrackTags()
-                tags.artist = row["artist"]
-                tags.albumArtist = row["album_artist"]
-                tags.album = row["album"]
-                tags.title = row["title"]
-                tags.discNumber = row["disc_number"]
-                tags.trackNumber = row["track_number"]
-                out.append(FeatureRow(relativePath: row["relative_path"], features: features, duration: row["duration"] ?? 0, tags: tags))
+                // The first relative_path is the track's: present without a tags row too.
+                out.append(FeatureRow(relativePath: row["relative_path"], features: features, duration: row["duration"] ?? 0,
+                                      tags: try TrackTagsRecord(row: row).tags))
             }
             return out
         }

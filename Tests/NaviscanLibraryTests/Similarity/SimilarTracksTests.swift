@@ -185,10 +185,11 @@ struct SimilarTracksTests {
             let resolved = URL(fileURLWithPath: entry, relativeTo: URL(fileURLWithPath: lib.library + "/Playlists/")).standardizedFileURL.path
             #expect(FileManager.default.fileExists(atPath: resolved), "\(entry)")
             #expect((try? AudioDecoderFactory.open(path: resolved)) != nil, "\(entry) does not decode")
-            if let ffprobe = ["/usr/bin/ffprobe", "/usr/local/bin/ffprobe"].first(where: FileManager.default.isExecutableFile) {
-                let probe = try NaviscanProcess.run(["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", resolved], program: ffprobe)
-                #expect(probe.status == 0 && (Double(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 7, "\(entry)")
-            }
+            // ffmpeg reads it as players do (make deps installs it).
+            let ffprobe = try #require(["/usr/bin/ffprobe", "/usr/local/bin/ffprobe"].first(where: FileManager.default.isExecutableFile),
+                                       "ffprobe is missing: run make deps (it installs ffmpeg)")
+            let probe = try NaviscanProcess.run(["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", resolved], program: ffprobe)
+            #expect(probe.status == 0 && (Double(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 7, "\(entry)")
         }
         let similar = try NaviscanProcess.run(["similar", lib.library, lib.library + "/Buzz/2.flac", "--data", lib.data, "--count", "3", "--json"])
         #expect(similar.status == 0, "\(similar.stderr)")
