@@ -18,6 +18,7 @@ struct ScanPlannerTests {
                             analyzerVersion: NaviscanVersion.version, analyzedAt: "", changedAt: 0)
         r.visFingerprint = AnalysisFingerprint.visualizer(VisualizerConfig())
         r.profileFingerprint = AnalysisFingerprint.profile(ProfileConfig())
+        r.featuresVersion = SonicFeatures.version
         r.visStamp = "ok"
         r.profileStamp = "ok"
         r.contentHash = hash ?? "hash of \(file.relativePath)"

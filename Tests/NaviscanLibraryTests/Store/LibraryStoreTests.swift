@@ -13,6 +13,7 @@ func storedTrack(_ path: String, size: Int64 = 1000, status: TrackRecord.Status 
     if status == .ok {
         record.visFingerprint = AnalysisFingerprint.visualizer(VisualizerConfig())
         record.profileFingerprint = AnalysisFingerprint.profile(ProfileConfig())
+        record.featuresVersion = SonicFeatures.version
     } else {
         record.errorMessage = "does not decode"
         record.failureKind = .file
