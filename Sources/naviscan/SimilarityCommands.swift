@@ -34,10 +34,12 @@ struct SimilarityOptions: ParsableArguments {
         }
     }
 
-    /// A track argument as a library-relative path: absolute under the library, or relative to it.
+    /// A track argument as a library-relative path: a full path under the library (or a path from
+    /// the current folder to a file in it) loses the library's part; anything else is taken as
+    /// relative to the library already.
     static func relative(_ track: String, root: String) -> String {
         let absolute = StoreLocation.standardized(track)
-        if absolute.hasPrefix(root + "/"), FileManager.default.fileExists(atPath: absolute) || !track.hasPrefix(".") && track.hasPrefix("/") {
+        if absolute.hasPrefix(root + "/"), track.hasPrefix("/") || FileManager.default.fileExists(atPath: absolute) {
             return String(absolute.dropFirst(root.count + 1))
         }
         return track
