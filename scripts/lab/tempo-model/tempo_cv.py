@@ -307,7 +307,8 @@ def main():
     t_dump = time.time() - t0
     items = []
     for source, name, wav, truth, stem in tracks:
-        if not os.path.exists(stem + '.f32'): continue
+        # No dump, or an empty one (a render with no audible note, e.g. freedink-data Sound__104): not scored.
+        if not os.path.exists(stem + '.f32') or os.path.getsize(stem + '.f32') == 0: continue
         f = track_features(stem)
         y = np.array([close(c, fold(truth)) for c in f['cs']], float) if truth else np.zeros(len(f['cs']))
         items.append(dict(source=source, key=source + '/' + name, name=name, truth=truth, f=f, X=f['X'], y=y,
