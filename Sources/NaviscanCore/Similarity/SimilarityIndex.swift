@@ -112,17 +112,11 @@ public struct SimilarityIndex<ID: Hashable & Sendable>: Sendable {
     public func contains(_ id: ID) -> Bool { position[id] != nil }
 
     func distance(_ a: Int, _ b: Int) -> Float {
-        vectors.withUnsafeBufferPointer { v in
-            var sum: Float = 0
-            for d in 0..<Self.dimension {
-                let x = v[a * Self.dimension + d] - v[b * Self.dimension + d]
-                sum += x * x
-            }
-            return sum.squareRoot()
-        }
+        vectors.withUnsafeBufferPointer { distance(a, toPoint: $0.baseAddress! + b * Self.dimension) }
     }
 
-    func distance(_ a: Int, toPoint point: [Float]) -> Float {
+    /// From track `a` to a point of the normalised, weighted space (`dimension` values).
+    func distance(_ a: Int, toPoint point: UnsafePointer<Float>) -> Float {
         vectors.withUnsafeBufferPointer { v in
             var sum: Float = 0
             for d in 0..<Self.dimension {
@@ -179,7 +173,7 @@ public struct SimilarityIndex<ID: Hashable & Sendable>: Sendable {
             }
             var best: (Float, Int)?
             for i in 0..<ids.count where !used.contains(i) && allowed(ids[i]) {
-                let d = distance(i, toPoint: point)
+                let d = point.withUnsafeBufferPointer { distance(i, toPoint: $0.baseAddress!) }
                 if best == nil || d < best!.0 { best = (d, i) }
             }
             guard let (_, chosen) = best else { break }

@@ -36,28 +36,26 @@ public struct SimilarTracks: Sendable {
 
     public let index: SimilarityIndex<String>
     private let rows: [String: LibraryStore.FeatureRow]
-    private let known: @Sendable (String) -> Bool
+    /// Every present track, with features or not.
+    private let stored: Set<String>
 
     /// The store's tracks with features; the normalisation is the store's when current, else measured
     /// here (and recorded when the store can be written).
     public init(store: LibraryStore) throws {
         let features = try store.featureRows()
         let sequence = try store.latestSequence()
-        var normalisation = try store.similarityNormalisation()
-        if normalisation == nil {
-            normalisation = SimilarityNormalisation(measuring: features.map(\.features), changeSequence: sequence)
-            if let normalisation { try? store.recordSimilarityNormalisation(normalisation) }
-        }
-        // One track (or none): a normalisation of nothing; it has no neighbours anyway.
-        let scale = normalisation ?? SimilarityNormalisation.identity(changeSequence: sequence)
+        // A store that cannot be written (read-only) is measured here without recording it; one
+        // track (or none) has no normalisation, and no neighbours anyway.
+        let scale = (try? store.refreshSimilarityNormalisation())
+            ?? SimilarityNormalisation(measuring: features.map(\.features), changeSequence: sequence)
+            ?? SimilarityNormalisation.identity(changeSequence: sequence)
         index = SimilarityIndex(rows: features.map { ($0.relativePath, $0.features) }, normalisation: scale)
         rows = Dictionary(features.map { ($0.relativePath, $0) }, uniquingKeysWith: { a, _ in a })
-        let stored = Set(try store.allTrackPaths())
-        known = { stored.contains($0) }
+        stored = Set(try store.allTrackPaths())
     }
 
     private func check(_ path: String) throws {
-        guard known(path) else { throw SimilarityError.unknownTrack(path) }
+        guard stored.contains(path) else { throw SimilarityError.unknownTrack(path) }
         guard index.contains(path) else { throw SimilarityError.noFeatures(path) }
     }
 
@@ -75,7 +73,7 @@ public struct SimilarTracks: Sendable {
     }
 
     /// An instant mix of `count` tracks (the seed first): tracks like the seed, each next one near
-    /// the one before it and still near the seed, at most `albumCap` from one album and the same
+    /// the one before it and still near the seed, at most max(2, count / 8) from one album and the same
     /// artist not twice in a row while another is at hand; recordings the same as one already in
     /// the mix are left out.
     public func mix(from seed: String, count: Int) throws -> [Match] {
@@ -129,13 +127,9 @@ public struct SimilarTracks: Sendable {
             && abs(x.features.values[tempo] - y.features.values[tempo]) < 0.015
     }
 
-    /// An album as the album pass groups it: album artist (else artist) and album, else the folder.
+    /// The album as the album pass groups it (one album, not one disc).
     private func albumKey(_ path: String) -> String {
-        let tags = rows[path]?.tags
-        if let album = tags?.album, !album.isEmpty {
-            return ((tags?.albumArtist ?? tags?.artist ?? "") + "\u{0}" + album).lowercased()
-        }
-        return "folder:" + (path as NSString).deletingLastPathComponent
+        AlbumGain.albumKey(tags: rows[path]?.tags, relativePath: path, perDisc: false)
     }
 
     private func artist(_ path: String) -> String? {

@@ -47,7 +47,7 @@ extension LibraryStore {
         }
     }
 
-    func recordSimilarityNormalisation(_ normalisation: SimilarityNormalisation) throws {
+    private func recordSimilarityNormalisation(_ normalisation: SimilarityNormalisation) throws {
         let json = String(decoding: try JSONEncoder().encode(normalisation), as: UTF8.self)
         try write { try Self.setMeta(MetaKey.similarityNormalisation, json, $0) }
     }
