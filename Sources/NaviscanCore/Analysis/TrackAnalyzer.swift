@@ -129,7 +129,8 @@ public final class TrackAnalyzer {
         if let visFrames, let visSink { frames = try visFrames.finish(duration: duration, into: visSink) }
         let silenceResult = silence?.finish()
         let tempo = both(profile, onsets).map { config, envelope in
-            TempoEstimator(config: config.tempo).estimate(envelope.finish(), soundStart: silenceResult?.silenceEnd ?? 0)
+            TempoEstimator(config: config.tempo).estimate(envelope.finish(), soundStart: silenceResult?.silenceEnd ?? 0,
+                                                             soundEnd: silenceResult?.silenceStart)
         }
         let loudnessResult = loudness?.finish(samplePeak: silenceResult?.samplePeak)
         let features = both(profile, onsets?.features).flatMap { config, accumulator in

@@ -82,6 +82,9 @@ public struct TrackProfile: Codable, Sendable, Equatable {
     public var bpmConfidence: Double
     public var bpmAlternates: [Alternate]
     public var firstBeat: Double?
+    /// Every beat and bar line, compactly (`BeatGrid`); empty for beatless material. Optional only so
+    /// that profiles written before the grid existed still decode; always written.
+    public var beatGrid: BeatGrid?
     /// Where the LEADING silence ends: the seek-to point (seconds).
     public var silenceEnd: Double
     /// Where the TRAILING silence begins: the crossfade trigger (seconds).
@@ -118,7 +121,7 @@ public struct TrackProfile: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case relativePath = "relative_path", duration, bpm, bpmConfidence = "bpm_confidence"
-        case bpmAlternates = "bpm_alternates", firstBeat = "first_beat", silenceEnd = "silence_end"
+        case bpmAlternates = "bpm_alternates", firstBeat = "first_beat", beatGrid = "beat_grid", silenceEnd = "silence_end"
         case silenceStart = "silence_start", lufs, loudnessRange = "loudness_range", peakDB = "peak_db"
         case truePeakDB = "true_peak_db", gainDB = "gain_db", loudnessNote = "loudness_note", referenceLUFS = "reference_lufs", silent
         case sampleRate = "sample_rate", channels, codec, analyzer, analyzedAt = "analyzed_at", tags
@@ -139,6 +142,7 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         bpmConfidence = round(tempo?.confidence ?? 0, 1000)
         bpmAlternates = (tempo?.alternates ?? []).map { Alternate(bpm: $0.bpm, score: round($0.score, 1000)) }
         firstBeat = tempo?.firstBeat
+        beatGrid = tempo?.grid ?? .empty
         silenceEnd = round(analysis.silence?.silenceEnd ?? 0, 10_000)
         silenceStart = round(analysis.silence?.silenceStart ?? 0, 10_000)
         let loudness = analysis.loudness
@@ -192,6 +196,7 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         try c.encodeOrNull(bpmConfidence, forKey: .bpmConfidence)
         try c.encodeOrNull(bpmAlternates, forKey: .bpmAlternates)
         try c.encodeOrNull(firstBeat, forKey: .firstBeat)
+        try c.encodeOrNull(beatGrid ?? .empty, forKey: .beatGrid)
         try c.encodeOrNull(silenceEnd, forKey: .silenceEnd)
         try c.encodeOrNull(silenceStart, forKey: .silenceStart)
         try c.encodeOrNull(lufs, forKey: .lufs)
@@ -226,6 +231,13 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         guard !relativePath.isEmpty, duration >= 0, sampleRate > 0, channels > 0 else { throw fail("no track (path, duration, rate or channels)") }
         guard (0...1).contains(bpmConfidence), bpm.map({ (20...400).contains($0) }) ?? true else { throw fail("bpm \(bpm ?? 0) or its confidence is out of range") }
         guard silenceEnd >= 0, silenceStart >= 0, silenceEnd <= duration + 1, silenceStart <= duration + 1 else { throw fail("silence edges outside the track") }
+        if let grid = beatGrid {
+            guard grid.confidence.isFinite, (0...1).contains(grid.confidence),
+                  grid.segments.allSatisfy({ $0.start.isFinite && $0.interval.isFinite && $0.start >= 0 && $0.count >= 1 && $0.interval >= 0 && $0.interval < 10 }),
+                  grid.meter.map({ (2...16).contains($0) }) ?? true,
+                  grid.firstDownbeat.map({ $0 >= 0 && $0 < max(1, grid.meter ?? 1) }) ?? true
+            else { throw fail("the beat grid is out of range") }
+        }
         if let lufs {
             guard lufs >= -80, lufs <= 0 || loudnessNote != nil else { throw fail("lufs \(lufs) without a reason") }
         }

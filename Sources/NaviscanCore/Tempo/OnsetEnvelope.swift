@@ -32,8 +32,9 @@ public final class OnsetEnvelope {
         public var compression: Float = 1000
         /// Periodicity is gathered for lags up to this long (four beats at 40 BPM).
         public var maxLagSeconds = 6.0
-        /// How much of the envelope, from the first onset, is kept for beat tracking.
-        public var beatTrackingSeconds = 120.0
+        /// How much of the envelope, from the first onset, is kept for beat tracking (six hours: 2 MB
+        /// for both envelopes); the beat grid of a longer track ends there.
+        public var beatTrackingSeconds = 6 * 3600.0
 
         public init() {}
 

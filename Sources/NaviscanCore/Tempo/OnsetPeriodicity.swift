@@ -3,8 +3,9 @@
 /// - per region (full band = low + mid + high, then low, mid, high), the autocorrelation of the
 ///   envelope after `PeakEmphasis` (a 1 s moving mean removed, positive peaks kept);
 /// - a histogram of the emphasised full-band values, in quarter octaves (for their percentiles);
-/// - the emphasised full-band envelope from the first onset on, up to `beatTrackingFrames` values,
-///   to follow and place the beat.
+/// - the emphasised full-band and low-band envelopes from the first onset on, for the beat tracker,
+///   one byte per hop (`BeatEnvelope`: 1/8-octave steps, 360 kB per hour of audio for both) up to
+///   `beatTrackingFrames` hops: the one part that grows with the track, and it is capped.
 public final class OnsetPeriodicity {
     public struct Summary {
         public var frameRate: Double
@@ -14,10 +15,12 @@ public final class OnsetPeriodicity {
         /// Counts of the emphasised full-band values v: bin 0 holds v < 2^(−10), bin k (1…80)
         /// 2^((k − 41)/4) ≤ v < 2^((k − 40)/4), bin 81 the rest.
         public var strengthHistogram: [Int]
-        /// Hop index of `beatEnvelope[0]`.
+        /// Hop index of the first value of `beatEnvelope` and `lowBeatEnvelope`.
         public var beatStart: Int
-        /// The emphasised full-band envelope from the first onset on.
-        public var beatEnvelope: [Double]
+        /// The emphasised full-band envelope from the first onset on, quantised (`BeatEnvelope.code`).
+        public var beatEnvelope: [UInt8]
+        /// The emphasised low-band envelope over the same hops, quantised.
+        public var lowBeatEnvelope: [UInt8]
 
         /// How many emphasised full-band values are at least `2^(quarterOctaves/4)`.
         public func framesReaching(quarterOctaves q: Int) -> Int {
@@ -39,7 +42,8 @@ public final class OnsetPeriodicity {
     private var strengthHistogram = [Int](repeating: 0, count: 82)
     private var emitted = 0
     private var beatStart: Int?
-    private var beatEnvelope: [Double] = []
+    private var beatEnvelope: [UInt8] = []
+    private var lowBeatEnvelope: [UInt8] = []
     private let beatCapacity: Int
 
     public init(frameRate: Double, maxLag: Int, beatTrackingFrames: Int) {
@@ -52,7 +56,9 @@ public final class OnsetPeriodicity {
         highEmphasis = PeakEmphasis(half: half)
         correlations = (0..<4).map { _ in StreamingAutocorrelation(maxLag: maxLag) }
         beatCapacity = beatTrackingFrames
-        beatEnvelope.reserveCapacity(beatCapacity)
+        // Ten minutes up front; longer tracks grow the arrays a few times in all.
+        beatEnvelope.reserveCapacity(min(beatCapacity, Int(frameRate * 600)))
+        lowBeatEnvelope.reserveCapacity(min(beatCapacity, Int(frameRate * 600)))
     }
 
     public func append(low: Float, mid: Float, high: Float) {
@@ -64,12 +70,18 @@ public final class OnsetPeriodicity {
         highEmphasis.append(h) { take(3, $0) }
     }
 
+    /// Every hop's full-band value arrives before its low-band one (`append` and `finish` keep that
+    /// order), so the low envelope follows the full one hop for hop.
     private func take(_ region: Int, _ y: Double) {
         correlations[region].append(y)
+        if region == 1 {
+            if lowBeatEnvelope.count < beatEnvelope.count { lowBeatEnvelope.append(BeatEnvelope.code(y)) }
+            return
+        }
         guard region == 0 else { return }
         strengthHistogram[Self.histogramBin(y)] += 1
         if beatStart == nil, y > 0 { beatStart = emitted }
-        if beatStart != nil, beatEnvelope.count < beatCapacity { beatEnvelope.append(y) }
+        if beatStart != nil, beatEnvelope.count < beatCapacity { beatEnvelope.append(BeatEnvelope.code(y)) }
         emitted += 1
     }
 
@@ -79,7 +91,7 @@ public final class OnsetPeriodicity {
         }
         return Summary(frameRate: frameRate, frameCount: frameCount,
                        autocorrelations: correlations.map { $0.finish() }, strengthHistogram: strengthHistogram,
-                       beatStart: beatStart ?? 0, beatEnvelope: beatEnvelope)
+                       beatStart: beatStart ?? 0, beatEnvelope: beatEnvelope, lowBeatEnvelope: lowBeatEnvelope)
     }
 
     /// Quarter-octave bin of v (see `Summary.strengthHistogram`); exact at the bin edges.

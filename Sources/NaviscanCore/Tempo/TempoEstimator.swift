@@ -46,6 +46,8 @@ public struct TempoEstimator {
         public var alternates: [Candidate]
         /// Time of the first beat at or after the start of the sound, seconds; nil without a tempo.
         public var firstBeat: Double?
+        /// Every beat, bars where they are clear; empty without a tempo.
+        public var grid: BeatGrid
     }
 
     /// Model weights: for the full, low, mid and high regions in turn, r(½τ), r(τ), r(2τ), r(3τ), r(4τ);
@@ -75,9 +77,10 @@ public struct TempoEstimator {
     static func maxLag(frameRate: Double) -> Int { Int(frameRate * 60 / seedRange.lowerBound * 4) + 2 }
 
     /// The tempo of a track from its onset summary (`OnsetEnvelope.finish()`); `soundStart` is where
-    /// its leading silence ends, seconds.
-    public func estimate(_ summary: OnsetPeriodicity.Summary, soundStart: Double = 0) -> Result {
-        let none = Result(bpm: nil, confidence: 0, alternates: [], firstBeat: nil)
+    /// its leading silence ends and `soundEnd` where its trailing silence begins, seconds (the end of
+    /// the envelope by default).
+    public func estimate(_ summary: OnsetPeriodicity.Summary, soundStart: Double = 0, soundEnd: Double? = nil) -> Result {
+        let none = Result(bpm: nil, confidence: 0, alternates: [], firstBeat: nil, grid: .empty)
         let frameRate = summary.frameRate
         let n = summary.frameCount
         let acfs = summary.autocorrelations
@@ -137,7 +140,7 @@ public struct TempoEstimator {
         let bestIndex = scores.indices.max { scores[$0] < scores[$1] }!
         let confidence = 1 / (1 + exp(-2 * (scores[bestIndex] - Self.confidenceCentre)))
         guard confidence >= config.minConfidence else {
-            return Result(bpm: nil, confidence: (confidence * 1000).rounded() / 1000, alternates: [], firstBeat: nil)
+            return Result(bpm: nil, confidence: (confidence * 1000).rounded() / 1000, alternates: [], firstBeat: nil, grid: .empty)
         }
         let chosen = refine(candidates[bestIndex], span: 0.005, step: 0.01)
         let precise = Self.periodFromPeaks(fullACF, lag: frameRate * 60 / chosen).map { frameRate * 60 / $0 } ?? chosen
@@ -147,10 +150,53 @@ public struct TempoEstimator {
             let alternate = refine(bpm * f)
             return Candidate(bpm: (alternate * 100).rounded() / 100, score: min(1, exp(score(alternate) - bestScore)))
         }
-        let firstBeat = Self.firstBeat(summary.beatEnvelope, start: summary.beatStart, frameRate: frameRate,
-                                       bpm: bpm, soundStart: soundStart)
+        let grid = Self.beatGrid(summary, bpm: bpm, soundStart: soundStart, soundEnd: soundEnd ?? Double(n) / frameRate)
+        let firstBeat = grid.firstBeat.map { ($0 * 1000).rounded() / 1000 }
+            ?? Self.firstBeat(BeatEnvelope.decode(Array(summary.beatEnvelope.prefix(Int(frameRate * 120)))).map(Double.init),
+                              start: summary.beatStart, frameRate: frameRate, bpm: bpm, soundStart: soundStart)
         return Result(bpm: (bpm * 100).rounded() / 100, confidence: (confidence * 1000).rounded() / 1000,
-                      alternates: alternates, firstBeat: firstBeat)
+                      alternates: alternates, firstBeat: firstBeat, grid: grid)
+    }
+
+    /// The beats at `bpm` over the whole kept envelope (`BeatTracker` on the full-band onset
+    /// strength), as segments (`BeatGrid.segments`, runs across beatless stretches joined by
+    /// `BeatGrid.bridged`) extended to the sound's edges; the meter from the beats' accents (the
+    /// low-band plus the full-band onset strength at each beat, each over its mean); the grid's
+    /// confidence: with r the onset strength on the beats over its mean everywhere, (r − 1)/(r + 1).
+    static func beatGrid(_ summary: OnsetPeriodicity.Summary, bpm: Double, soundStart: Double, soundEnd: Double) -> BeatGrid {
+        let frameRate = summary.frameRate
+        let full = BeatEnvelope.decode(summary.beatEnvelope)
+        var low = BeatEnvelope.decode(summary.lowBeatEnvelope)
+        if low.count != full.count { low = [Float](repeating: 0, count: full.count) }
+        let tracked = BeatTracker(envelope: full).track(period: frameRate * 60 / bpm)
+        let earliest = max(0, soundStart - 0.05)
+        let hops = tracked.beats.filter { (Double(summary.beatStart) + $0) / frameRate >= earliest }
+        guard hops.count >= 2 else { return .empty }
+        let start = Double(summary.beatStart)
+        let tracks = BeatGrid.bridged(BeatGrid.segments(of: hops.map { (start + $0) / frameRate }))
+        let extended = BeatGrid.extend(tracks, from: earliest, to: max(earliest, soundEnd))
+        // Accents on the grid's beats from the first tracked one to the last.
+        let trackedCount = tracks.reduce(0) { $0 + $1.count }
+        let beats = BeatGrid(segments: extended.segments, meter: nil, firstDownbeat: nil, confidence: 0).beats
+        let onGrid = beats[extended.added..<min(beats.count, extended.added + trackedCount)].map { $0 * frameRate - start }
+        func peak(_ e: [Float], _ h: Double) -> Double {
+            let t = Int(h.rounded())
+            guard t + 2 >= 0, t - 2 < e.count else { return 0 }
+            var p: Float = 0
+            for j in max(0, t - 2)...min(e.count - 1, t + 2) { p = max(p, e[j]) }
+            return Double(p)
+        }
+        let lowPeaks = onGrid.map { peak(low, $0) }, fullPeaks = onGrid.map { peak(full, $0) }
+        let lowMean = lowPeaks.reduce(0, +) / Double(max(1, onGrid.count))
+        let fullMean = fullPeaks.reduce(0, +) / Double(max(1, onGrid.count))
+        let accents = onGrid.indices.map { (lowMean > 0 ? lowPeaks[$0] / lowMean : 0) + (fullMean > 0 ? fullPeaks[$0] / fullMean : 0) }
+        let bars = BeatGrid.meter(accents: accents)
+        let r = tracked.onBeatRatio
+        let confidence = r > 1 ? (r - 1) / (r + 1) : 0
+        // The phase counts from the first tracked beat; the beats added before it move the index.
+        return BeatGrid(segments: extended.segments, meter: bars?.meter,
+                        firstDownbeat: bars.map { ($0.firstDownbeat + extended.added) % $0.meter },
+                        confidence: (confidence * 1000).rounded() / 1000)
     }
 
     /// The beat period, in hops, from the autocorrelation peaks at every multiple of `lag` that fits:
