@@ -123,6 +123,56 @@ extension TestSignal {
         return TestSignal(sampleRate: sampleRate, channels: 1, samples: mono.map { $0 * gain })
     }
 
+    /// A groove on the given beat times (seconds, increasing), with bars of `beatsPerBar` beats from
+    /// the first: on each bar line a kick, a crash and a new bass note (the bar's chord changes), on
+    /// the other beats a snare, a closed hat on every beat and halfway to the next. The signal lasts
+    /// `duration` seconds; beats past it are left out.
+    public static func barGroove(beats: [Double], beatsPerBar: Int, duration: Double, dBFS: Double = -10,
+                                 sampleRate: Int = 44_100) -> TestSignal {
+        let n = Int((duration * Double(sampleRate)).rounded())
+        var mono = [Float](repeating: 0, count: n)
+        var noiseState: UInt32 = 0x2468_ACE1
+        func noise() -> Double {
+            noiseState = noiseState &* 1_664_525 &+ 1_013_904_223
+            return Double(Int32(bitPattern: noiseState)) / Double(Int32.max)
+        }
+        func add(at time: Double, length: Double, _ sample: (Double) -> Double) {
+            let start = Int((time * Double(sampleRate)).rounded())
+            for j in 0..<Int(length * Double(sampleRate)) where start + j < n && start + j >= 0 {
+                mono[start + j] += Float(sample(Double(j) / Double(sampleRate)))
+            }
+        }
+        let roots = [55.0, 73.4, 61.7, 82.4]
+        for (k, t) in beats.enumerated() where t < duration {
+            let next = k + 1 < beats.count ? beats[k + 1] : t + (k > 0 ? t - beats[k - 1] : 0.5)
+            let gap = next - t
+            if k % beatsPerBar == 0 {
+                let root = roots[(k / beatsPerBar) % roots.count]
+                add(at: t, length: 0.3) { s in sin(2 * .pi * (50 + 90 * exp(-s * 30)) * s) * exp(-s * 12) }
+                add(at: t, length: 0.6) { s in 0.25 * noise() * exp(-s * 6) }
+                add(at: t, length: gap * Double(beatsPerBar)) { s in 0.3 * sin(2 * .pi * root * s) * exp(-s * 1.5) }
+            } else {
+                add(at: t, length: 0.2) { s in (0.35 * noise() + 0.2 * sin(2 * .pi * 190 * s)) * exp(-s * 25) }
+            }
+            add(at: t, length: 0.05) { s in 0.12 * noise() * exp(-s * 90) }
+            add(at: t + gap / 2, length: 0.05) { s in 0.08 * noise() * exp(-s * 90) }
+        }
+        let peak = mono.map { abs($0) }.max() ?? 1
+        let gain = Float(amplitude(dBFS: dBFS)) / max(peak, 1e-9)
+        return TestSignal(sampleRate: sampleRate, channels: 1, samples: mono.map { $0 * gain })
+    }
+
+    /// Beat times from `first` at a tempo moving linearly from `fromBPM` to `toBPM` over `duration`.
+    public static func rampBeats(first: Double, fromBPM: Double, toBPM: Double, duration: Double) -> [Double] {
+        var beats: [Double] = []
+        var t = first
+        while t < duration {
+            beats.append(t)
+            t += 60 / (fromBPM + (toBPM - fromBPM) * t / duration)
+        }
+        return beats
+    }
+
     /// A beatless pad: three detuned sines whose levels drift slowly and independently.
     public static func ambientPad(duration: Double, dBFS: Double = -12, sampleRate: Int = 44_100) -> TestSignal {
         let n = Int((duration * Double(sampleRate)).rounded())

@@ -29,7 +29,7 @@ struct TrackProfileTests {
         let silent = scratch.file("silent.wav")
         try AudioFileWriter.write(.silence(duration: 5, channels: 2), to: silent, format: .wav16)
         let expectedKeys: Set<String> = [
-            "relative_path", "duration", "bpm", "bpm_confidence", "bpm_alternates", "first_beat", "silence_end",
+            "relative_path", "duration", "bpm", "bpm_confidence", "bpm_alternates", "first_beat", "beat_grid", "silence_end",
             "silence_start", "lufs", "loudness_range", "peak_db", "true_peak_db", "gain_db", "loudness_note", "reference_lufs",
             "silent", "sample_rate", "channels", "codec", "analyzer", "analyzed_at", "tags", "replay_gain", "album",
             "start_ramp", "end_ramp", "outro", "audible_end",
@@ -53,6 +53,16 @@ struct TrackProfileTests {
         bad["bpm"] = "fast"
         bad["tempo"] = 120
         #expect(validate(bad, against: Self.schema).count == 2)
+        // The grid's fields are checked too: a segment without a count and a meter of 1.
+        var badGrid = try Self.profile(of: groove).1
+        var grid = try #require(badGrid["beat_grid"] as? [String: Any])
+        var segments = try #require(grid["segments"] as? [[String: Any]])
+        #expect(!segments.isEmpty, "the groove has no beats")
+        segments[0]["count"] = nil
+        grid["segments"] = segments
+        grid["meter"] = 1
+        badGrid["beat_grid"] = grid
+        #expect(validate(badGrid, against: Self.schema).count == 2)
     }
 
     @Test("A groove gets its tempo, edges and loudness; gain follows the reference")

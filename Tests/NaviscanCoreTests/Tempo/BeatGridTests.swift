@@ -1,0 +1,125 @@
+import Foundation
+@testable import NaviscanCore
+import NaviscanTestSupport
+import Testing
+
+@Suite("Beat grid")
+struct BeatGridTests {
+    /// F-measure of `estimated` against `reference` beats at ±70 ms, each reference beat matched at
+    /// most once, the first 5 s left out (the MIREX / mir_eval convention).
+    static func fMeasure(_ reference: [Double], _ estimated: [Double], tolerance: Double = 0.07, skip: Double = 5) -> Double {
+        let ref = reference.filter { $0 >= skip }, est = estimated.filter { $0 >= skip }
+        if ref.isEmpty && est.isEmpty { return 1 }
+        guard !ref.isEmpty, !est.isEmpty else { return 0 }
+        var used = Set<Int>(), hits = 0
+        for r in ref {
+            let match = est.indices.filter { !used.contains($0) && abs(est[$0] - r) <= tolerance }
+                .min { abs(est[$0] - r) < abs(est[$1] - r) }
+            if let match { used.insert(match); hits += 1 }
+        }
+        guard hits > 0 else { return 0 }
+        let precision = Double(hits) / Double(est.count), recall = Double(hits) / Double(ref.count)
+        return 2 * precision * recall / (precision + recall)
+    }
+
+    static func grid(_ signal: TestSignal, soundStart: Double = 0) throws -> BeatGrid {
+        try TempoEstimatorTests.estimate(signal, soundStart: soundStart).grid
+    }
+
+    @Test("Beats and bar lines of a groove in 4/4 and in 3/4", arguments: [(4, 118.0), (3, 138.0)])
+    func bars(meter: Int, bpm: Double) throws {
+        let beats = stride(from: 0.8, to: 40, by: 60 / bpm).map { $0 }
+        let grid = try Self.grid(.barGroove(beats: beats, beatsPerBar: meter, duration: 40))
+        let f = Self.fMeasure(beats, grid.beats)
+        #expect(f >= 0.9, "beat F-measure \(f)")
+        // Constant tempo: one run, which players can extrapolate from first_beat and interval.
+        let interval = try #require(grid.interval, "\(grid.segments.count) segments for a steady groove")
+        #expect(abs(interval - 60 / bpm) / (60 / bpm) < 0.005)
+        #expect(grid.meter == meter)
+        let barLines = stride(from: 0, to: beats.count, by: meter).map { beats[$0] }
+        let downbeatF = Self.fMeasure(barLines, grid.downbeats)
+        #expect(downbeatF >= 0.9, "downbeat F-measure \(downbeatF), first bar line at index \(grid.firstDownbeat ?? -1)")
+        #expect(grid.confidence > 0.5)
+        // Monotonic, one per beat.
+        #expect(zip(grid.beats, grid.beats.dropFirst()).allSatisfy { $1 - $0 > 0.5 * 60 / bpm })
+    }
+
+    @Test("An accelerating groove: the grid follows the tempo in several runs")
+    func accelerating() throws {
+        let beats = TestSignal.rampBeats(first: 0.5, fromBPM: 116, toBPM: 124, duration: 60)
+        let result = try TempoEstimatorTests.estimate(.barGroove(beats: beats, beatsPerBar: 4, duration: 60))
+        let grid = result.grid
+        #expect(result.bpm != nil, "no tempo, confidence \(result.confidence)")
+        let f = Self.fMeasure(beats, grid.beats)
+        #expect(f >= 0.9, "beat F-measure \(f)")
+        #expect(grid.segments.count >= 2)
+        #expect(grid.interval == nil)
+        let first = try #require(grid.segments.first), last = try #require(grid.segments.last)
+        #expect(last.interval < first.interval * 0.97, "intervals \(first.interval) → \(last.interval)")
+    }
+
+    @Test("After a silent intro the first beat is the music's first")
+    func silentIntro() throws {
+        let bpm = 112.0
+        let beats = stride(from: 0.25, to: 30, by: 60 / bpm).map { $0 }
+        let signal = TestSignal.silence(duration: 8).appending(.barGroove(beats: beats, beatsPerBar: 4, duration: 30))
+        let grid = try Self.grid(signal, soundStart: 8.25)
+        let first = try #require(grid.firstBeat)
+        #expect(first >= 8.2 && abs(first - 8.25) < 0.07, "first beat \(first)")
+        #expect(Self.fMeasure(beats.map { $0 + 8 }, grid.beats) >= 0.9)
+    }
+
+    @Test("A drone has an empty grid")
+    func drone() throws {
+        let result = try TempoEstimatorTests.estimate(.ambientPad(duration: 40))
+        #expect(result.grid == .empty)
+        #expect(result.grid.beats.isEmpty && result.grid.downbeats.isEmpty && result.grid.firstBeat == nil)
+        let silence = try TempoEstimatorTests.estimate(.silence(duration: 20))
+        #expect(silence.grid.beatCount == 0)
+    }
+
+    @Test("Runs: jitter and a lone stray beat stay in one run, a tempo change starts another")
+    func segments() {
+        var jitter: UInt32 = 7
+        func wobble() -> Double {
+            jitter = jitter &* 1_664_525 &+ 1_013_904_223
+            return (Double(jitter % 1000) / 1000 - 0.5) * 0.01
+        }
+        var steady: [Double] = []
+        for k in 0..<200 { steady.append(1.0 + Double(k) * 0.5 + wobble()) }
+        #expect(BeatGrid.segments(of: steady).count == 1)
+        steady[100] += 0.06
+        let withStray = BeatGrid.segments(of: steady)
+        #expect(withStray.count == 1 && withStray[0].count == 200)
+        let slower: [Double] = (0..<100).map { 1.0 + Double($0) * 0.5 }
+        let faster: [Double] = (1...100).map { 50.5 + Double($0) * 0.45 }
+        let change = slower + faster
+        let two = BeatGrid.segments(of: change)
+        #expect(two.count == 2)
+        #expect(two.reduce(0) { $0 + $1.count } == 200)
+        #expect(abs(two[0].interval - 0.5) < 1e-6 && abs(two[1].interval - 0.45) < 1e-6)
+        // A stretch where the tracker wandered is bridged when the run after it continues the one before.
+        let before: [Double] = (0..<40).map { 1.0 + Double($0) * 0.5 }
+        let astray: [Double] = (0..<8).map { 21.0 + Double($0) * 0.44 }
+        let after: [Double] = (0..<40).map { 25.0 + Double($0) * 0.5 }
+        let wandering = before + astray + after
+        let bridged = BeatGrid.bridged(BeatGrid.segments(of: wandering))
+        #expect(bridged.count == 1 && bridged[0].count == 88, "\(bridged)")
+    }
+
+    @Test("A 3-hour steady track's grid stays small, and round-trips through JSON")
+    func compact() throws {
+        let beats = (0..<(3 * 3600 * 2)).map { 0.25 + Double($0) * 0.5 }
+        let grid = BeatGrid(segments: BeatGrid.segments(of: beats), meter: 4, firstDownbeat: 1, confidence: 0.9)
+        #expect(grid.segments.count == 1 && grid.beatCount == beats.count)
+        let data = try JSONEncoder().encode(grid)
+        #expect(data.count < 400, "\(data.count) bytes")
+        let back = try JSONDecoder().decode(BeatGrid.self, from: data)
+        #expect(back == grid)
+        #expect(abs(back.beats.last! - beats.last!) < 0.001)
+        #expect(back.downbeats.count == beats.count / 4)
+        // A grid of a version this naviscan does not know is refused.
+        let future = String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\"version\":1", with: "\"version\":2")
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(BeatGrid.self, from: Data(future.utf8)) }
+    }
+}
