@@ -12,7 +12,7 @@ import NIOCore
 /// naviscan store. Each concern is a controller that registers its own routes:
 ///
 ///     AdminController       GET /health
-///     CompanionController   GET /smart-dj/profile, GET|POST /smart-dj/bulk-profiles, WS /ws/push
+///     CompanionController   GET /smart-dj/profile, GET|POST /smart-dj/bulk-profiles, GET /smart-dj/beats, WS /ws/push
 ///     VisualizerController  GET /visualizer/frames, GET /waveform, GET|POST /visualizer/precompute
 ///     StreamController      GET /stream
 ///     WebController         GET /, GET /track, GET /static/{name}

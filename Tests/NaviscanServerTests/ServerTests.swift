@@ -105,6 +105,51 @@ struct ServerTests {
         }
     }
 
+    @Test("beats: the profile's grid written out, a window of it, an empty grid for a tone, bad bounds refused")
+    func beats() async throws {
+        let scratch = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-beats")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let bpm = 120.0
+        let truth = stride(from: 0.5, to: 24, by: 60 / bpm).map { $0 }
+        try FileManager.default.createDirectory(atPath: scratch + "/Music", withIntermediateDirectories: true)
+        try AudioFileWriter.write(.barGroove(beats: truth, beatsPerBar: 4, duration: 24), to: scratch + "/Music/groove.flac", format: .flac16)
+        try AudioFileWriter.write(.sine(frequency: 440, dBFS: -12, duration: 10), to: scratch + "/Music/tone.wav", format: .wav16)
+        let options = ScanOptions(library: scratch + "/Music", output: scratch + "/data", visualizer: VisualizerConfig(), profile: ProfileConfig(), jobs: 2)
+        #expect(try LibraryScanner(options: options, logger: Logger(label: "test")).run().analysed == 2)
+        let app = try NaviscanAPI.makeApplication(configuration: ServerConfiguration(dataDirectory: scratch + "/data", port: 0),
+                                                  logger: Logger(label: "naviscan-test-server"))
+        try await app.test(.live) { client in
+            var profileGrid: [String: Any] = [:]
+            try await client.execute(uri: "/smart-dj/profile?relative_path=groove.flac", method: .get) { response in
+                profileGrid = try json(response.body)["beat_grid"] as? [String: Any] ?? [:]
+            }
+            try await client.execute(uri: "/smart-dj/beats?relative_path=groove.flac", method: .get) { response in
+                #expect(response.status == .ok)
+                let body = try json(response.body)
+                let beats = body["beats"] as? [Double] ?? []
+                #expect(beats.count == profileGrid["beat_count"] as? Int)
+                #expect(zip(beats, beats.dropFirst()).allSatisfy { $1 > $0 })
+                #expect(beats.filter { t in truth.contains { abs($0 - t) <= 0.07 } }.count >= beats.count * 9 / 10)
+                #expect(body["meter"] as? Int == 4 && (body["downbeats"] as? [Double])?.count == (beats.count + 3) / 4)
+                #expect(abs((body["interval"] as? Double ?? 0) - 0.5) < 0.003)
+            }
+            try await client.execute(uri: "/smart-dj/beats?relative_path=groove.flac&from=10&to=12", method: .get) { response in
+                let beats = try json(response.body)["beats"] as? [Double] ?? []
+                #expect(beats.count >= 4 && beats.count <= 5 && beats.allSatisfy { $0 >= 10 && $0 <= 12 }, "\(beats)")
+            }
+            try await client.execute(uri: "/smart-dj/beats?relative_path=tone.wav", method: .get) { response in
+                let body = try json(response.body)
+                #expect((body["beats"] as? [Double])?.isEmpty == true && body["first_beat"] is NSNull)
+            }
+            try await client.execute(uri: "/smart-dj/beats?relative_path=groove.flac&from=-1", method: .get) { response in
+                #expect(response.status == .badRequest)
+            }
+            try await client.execute(uri: "/smart-dj/beats?relative_path=nothing.flac", method: .get) { response in
+                #expect(response.status == .notFound)
+            }
+        }
+    }
+
     @Test("waveform: N bins of peak and RMS in [0, 1], the .dat file with ETag, bad bins refused")
     func waveform() async throws {
         let served = try ServedLibrary()

@@ -195,6 +195,16 @@ def main():
           const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let n = 0;
           for (let x = 0; x < c.width; x += 4) { const i = ((c.height >> 1) * c.width + x) * 4; if (d[i + 3] === 255) n++; } return n; })()""")
         check(wave_bars > 20, f"the waveform canvas is drawn across the track ({wave_bars} columns at mid-height, {drawn} pixels)")
+        # Beat and bar ticks: the grid /smart-dj/beats lists, drawn at the canvas's top edge.
+        grid = json.loads(urllib.request.urlopen(base + "/smart-dj/beats?relative_path=" + track, timeout=10).read())
+        counts = page.evaluate("[Number(document.getElementById('waveform').dataset.beats), Number(document.getElementById('waveform').dataset.bars)]")
+        check(counts == [len(grid["beats"]), len(grid["downbeats"])] and len(grid["beats"]) > 10,
+              f"the page reads the beat grid /smart-dj/beats lists ({counts} beats and bars; served {len(grid['beats'])} and {len(grid['downbeats'])})")
+        ticked = page.evaluate("""((times, total) => { const c = document.getElementById('waveform');
+          const d = c.getContext('2d').getImageData(0, 0, c.width, 3).data;
+          return times.filter(t => { const x = Math.round(t / total * c.width); return x < c.width && d[(c.width + x) * 4 + 3] === 255; }).length; })(%s, %s)"""
+          % (json.dumps(grid["beats"]), json.dumps(page.evaluate("duration()"))))
+        check(ticked is not None and ticked >= 0.9 * len(grid["beats"]), f"a tick is drawn at the top edge for each beat ({ticked} of {len(grid['beats'])})")
 
         # More like this: the two other demo tracks, each with a play button that plays it here.
         listed_similar = page.wait_for("document.querySelectorAll('#similar li').length === 2")

@@ -10,6 +10,8 @@ import NIOCore
 ///     GET  /smart-dj/profile?relative_path=P
 ///     GET  /smart-dj/bulk-profiles?paths=P1,P2     (a comma in a path as %2C; repeated paths= are never split;
 ///                                                   or POST a JSON array / {"paths": […]})
+///     GET  /smart-dj/beats?relative_path=P[&from=S&to=S]   (the beat grid written out: every beat and bar
+///                                                   line, seconds, optionally only those from S to S)
 ///     WS   /ws/push                                 ({"event": "track_analyzed", "relative_path": P})
 struct CompanionController {
     /// The largest POST body /smart-dj/bulk-profiles takes (10,000 long paths fit); more is 413.
@@ -34,6 +36,17 @@ struct CompanionController {
                 throw APIError.badRequest("the body must be a JSON array of paths or {\"paths\": [...]}")
             }
             return try await bulk(paths)
+        }
+        routes.get("/smart-dj/beats", access: .companion) { request, _ in
+            let query = QueryValues(request)
+            func seconds(_ name: String) throws -> Double? {
+                guard let text = query.first(name) else { return nil }
+                guard let value = Double(text), value.isFinite, value >= 0 else {
+                    throw APIError.badRequest("\(name) must be a number of seconds, 0 or more")
+                }
+                return value
+            }
+            return try await beats(services.paths.resolve(query), from: seconds("from") ?? 0, to: seconds("to") ?? .infinity)
         }
         let hub = services.hub
         let store = services.storeHandle
@@ -70,6 +83,28 @@ struct CompanionController {
         }
         do { _ = try StoredProfile.read(Data(json.utf8)) } catch { throw await services.damaged(path, .profile, error) }
         return JSONBody.response(data: Data(json.utf8))
+    }
+
+    /// The grid of the stored profile with its beats and bar lines listed (`BeatGrid.beats`).
+    private func beats(_ path: String, from: Double, to: Double) async throws -> Response {
+        guard let json = try await services.store.profiles(relativePaths: [path])[path] else {
+            throw APIError.notFound("no profile for \(path)")
+        }
+        let profile: TrackProfile
+        do { profile = try StoredProfile.read(Data(json.utf8)) } catch { throw await services.damaged(path, .profile, error) }
+        let grid = profile.beatGrid ?? .empty
+        let window = { (t: Double) in t >= from && t <= to }
+        let object: [String: Any] = [
+            "relative_path": path,
+            "bpm": profile.bpm ?? NSNull(),
+            "first_beat": grid.firstBeat ?? NSNull(),
+            "interval": grid.interval ?? NSNull(),
+            "meter": grid.meter ?? NSNull(),
+            "confidence": grid.confidence,
+            "beats": grid.beats.filter(window),
+            "downbeats": grid.downbeats.filter(window),
+        ]
+        return JSONBody.response(data: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
     }
 
     private func bulk(_ paths: [String]) async throws -> Response {

@@ -1,5 +1,5 @@
 // The track page: a waveform seek bar (from /waveform, with the profile's silence edges, crossfade
-// ramps and audible end marked) and a visualizer drawn from the track's frame file, frame =
+// ramps, audible end, and beat and bar ticks from its beat grid marked) and a visualizer drawn from the track's frame file, frame =
 // currentTime × fps, in sync with the <audio> element.
 "use strict";
 
@@ -10,6 +10,7 @@ const audio = document.getElementById("audio");
 const waveCanvas = document.getElementById("waveform");
 const visCanvas = document.getElementById("visualizer");
 let profile = null, waveform = null, frames = null;
+let ticks = { beats: [], bars: [] };
 let seekTime = 0;  // without <audio> (--no-stream), the seek bar sets the time
 
 function note(id, text) {
@@ -75,6 +76,29 @@ function rampSpan(ramp) {
   return points.length ? Math.max(...points) : null;
 }
 
+/// The beat grid (docs/profile-format.md, "Beat grid") written out: beat k of a segment is at
+/// start + k × interval; bar lines are every meter-th beat from first_downbeat.
+function gridTimes(grid) {
+  const beats = [];
+  for (const segment of grid?.segments ?? []) {
+    for (let k = 0; k < segment.count; k++) beats.push(segment.start + k * segment.interval);
+  }
+  const bars = grid?.meter ? beats.filter((_, i) => i >= grid.first_downbeat && (i - grid.first_downbeat) % grid.meter === 0) : [];
+  return { beats, bars };
+}
+
+function drawTicks(g, x, h) {
+  // Beats as short ticks at the top and bottom edges, bar lines as longer ones; beats closer than
+  // 3 pixels (a long track on a narrow screen) are left out, and bars too when they are that close.
+  const spaced = (times) => times.length < 2 || x(times[1]) - x(times[0]) >= 3;
+  const draw = (times, length, style) => {
+    g.fillStyle = style;
+    for (const t of times) { const px = Math.round(x(t)); g.fillRect(px, 0, 1, length); g.fillRect(px, h - length, 1, length); }
+  };
+  if (spaced(ticks.beats)) draw(ticks.beats, 6, color("--beat", "#b0bec5"));
+  if (spaced(ticks.bars)) draw(ticks.bars, 14, color("--bar", "#ffffff"));
+}
+
 function drawWaveform() {
   const g = waveCanvas.getContext("2d");
   const w = waveCanvas.width, h = waveCanvas.height, total = duration();
@@ -102,6 +126,7 @@ function drawWaveform() {
     line(profile.silence_end, color("--silence", "#e57373"));
     line(profile.silence_start, color("--silence", "#e57373"));
     line(profile.audible_end, color("--audible", "#81c784"));
+    drawTicks(g, x, h);
   }
   g.fillStyle = color("--text", "#e8eaed");
   g.fillRect(Math.round(x(currentTime())), 0, 1, h);
@@ -127,7 +152,12 @@ async function load() {
     fetch("smart-dj/profile?" + query), fetch(`waveform?${query}&bins=${bins}`),
     fetch("visualizer/frames?format=binary&" + query),
   ]);
-  if (profileAnswer.ok) profile = await profileAnswer.json();
+  if (profileAnswer.ok) {
+    profile = await profileAnswer.json();
+    ticks = gridTimes(profile.beat_grid);
+    waveCanvas.dataset.beats = ticks.beats.length;
+    waveCanvas.dataset.bars = ticks.bars.length;
+  }
   if (waveAnswer.ok) {
     waveform = await waveAnswer.json();
     if (!Array.isArray(waveform.peak)) { waveform = null; note("waveform-note", "The waveform answer has no peaks."); }
