@@ -7,7 +7,7 @@ public enum BeatEnvelope {
     @inline(__always)
     public static func code(_ v: Double) -> UInt8 {
         guard v >= 0x1p-10 else { return 0 }
-        return UInt8(max(1, min(255, Int((8 * log2(v)).rounded()) + 80)))
+        return UInt8(max(1, min(255, Int((8 * log2(v) + 0.5).rounded(.down)) + 80)))
     }
 
     /// The value table for the 256 codes.

@@ -1,26 +1,24 @@
 import Foundation
 
-/// Tempo from the onset envelopes: autocorrelation → comb salience → metrical candidates →
-/// octave decision → phase.
+/// Tempo from the onset envelopes: autocorrelation → comb salience → metrical candidates → beats
+/// for each → level decision → beat grid.
 ///
+/// 0. A track whose emphasised onset strength never rises above `minOnsetStrength` at its 99th
+///    percentile (steady pads, drones, hum) has no onsets to count and no tempo; without this floor the
+///    scale-free autocorrelation would find "periodicity" in hop-to-hop ripple.
 /// 1. Each region's flux (full band = low + mid + high) loses its slowly varying part (a 1 s moving
 ///    mean), keeps its positive peaks, and is autocorrelated, hop by hop (`OnsetPeriodicity`).
 /// 2. Comb salience of a tempo T with beat lag τ: S(T) = Σ_{k=1…4} r(kτ) / k on the full band. The
 ///    strongest tempo T₀ in 40–250 BPM seeds the candidates T₀ × {¼, ⅓, ½, ⅔, ¾, 1, 4⁄3, 3⁄2, 2, 3, 4} that
 ///    fall in the configured range, each moved to its local salience maximum (±3 %).
-/// 3. Octave decision: each candidate is scored by a linear model over the autocorrelation of every
-///    region at ½, 1, 2, 3 and 4 beats (hats that tick at half a beat, kicks and snares at one and two,
-///    bars at three or four) and a log-tempo prior; the highest score wins. The weights were fitted
-///    with a conditional logit (scripts/lab/tempo-model/) on rendered multi-style grooves plus simple
-///    synthetic drum loops; on a render with instruments not used for fitting they pick the written
-///    tempo for 87.5 % of clips.
-/// 0. A track whose emphasised onset strength never rises above `minOnsetStrength` at its 99th
-///    percentile (steady pads, drones, hum) has no onsets to count and no tempo; without this floor the
-///    scale-free autocorrelation would find "periodicity" in hop-to-hop ripple.
-/// 4. Confidence = 1 / (1 + e^(−2·(s − 3.0))) where s is the winning candidate's model score: how
-///    strongly the onsets follow a metrical grid at all. Below `minConfidence` (0.5) the track has no
-///    tempo: on the rendered sets beatless clips scored ≤ 2.35 and grooves ≥ 3.7. The first beat is the
-///    phase that collects the most onset strength over the first two minutes from the first onset.
+/// 3. Level decision (`MetricalLevel`): beats are tracked at each candidate's period over the first
+///    two minutes, and a linear model over what those beats collect (onsets on and between the beats,
+///    low band and full band, regularity, bar accents) and the regions' autocorrelation at ½–4 beats
+///    picks the candidate; the tempo is then measured from the autocorrelation peaks.
+/// 4. Confidence = r / (r + 6.829), r the onset strength on the winner's beats over its mean
+///    everywhere: below `minConfidence` (0.5), when the beats explain the onsets no better than the
+///    dev sets' beatless clips, the track has no tempo.
+/// 5. The beat grid: beats tracked over the whole track at the chosen tempo (`beatGrid`).
 public struct TempoEstimator {
     public struct Config: Sendable, Hashable, Codable {
         /// Reported tempi lie in this range (BPM); it must span at least an octave.
@@ -33,14 +31,14 @@ public struct TempoEstimator {
 
     public struct Candidate: Sendable, Equatable {
         public var bpm: Double
-        /// Likelihood relative to the chosen tempo under the octave model, in [0, 1].
+        /// Likelihood relative to the chosen tempo under the level model, in [0, 1].
         public var score: Double
     }
 
     public struct Result: Sendable, Equatable {
         /// Tempo in BPM (to 0.01), nil for music without a steady beat.
         public var bpm: Double?
-        /// Periodicity of the onsets, in [0, 1] (see docs/profile-format.md).
+        /// How well the chosen tempo's beats explain the onsets, in [0, 1] (see docs/profile-format.md).
         public var confidence: Double
         /// The tempi at ×½, ×2, ×⅔ and ×3⁄2 of the chosen one, with their relative scores.
         public var alternates: [Candidate]
@@ -50,25 +48,12 @@ public struct TempoEstimator {
         public var grid: BeatGrid
     }
 
-    /// Model weights: for the full, low, mid and high regions in turn, r(½τ), r(τ), r(2τ), r(3τ), r(4τ);
-    /// then x and x² with x = log2(T / 110).
-    static let weights: [Double] = [
-        0.4269, 0.9610, 0.6103, 1.3375, 2.1544,
-        0.5710, -0.9169, -0.4600, -0.0605, 2.4515,
-        0.4397, 0.7177, 2.4033, 0.5059, 1.5177,
-        1.5073, 1.0179, 0.8123, 0.9720, 2.1631,
-        2.6295, -1.6678,
-    ]
     static let lagMultiples: [Double] = [0.5, 1, 2, 3, 4]
     static let candidateRatios: [Double] = [1.0 / 4, 1.0 / 3, 1.0 / 2, 2.0 / 3, 3.0 / 4, 1, 4.0 / 3, 3.0 / 2, 2, 3, 4]
     static let seedRange: ClosedRange<Double> = 40...250
     /// In log-magnitude flux units (as a power of two, in quarter octaves: 2^0 = 1): about a 9 dB jump
     /// in one band. Real music, even ambient music with a few bells, reaches 3 or more.
     static let minOnsetStrengthQuarterOctaves = 0
-    /// The model score at which confidence is 0.5: midway between the best-scoring beatless clip (2.35)
-    /// and the worst-scoring groove (3.7) of the rendered sets.
-    static let confidenceCentre = 3.0
-
     public let config: Config
 
     public init(config: Config) { self.config = config }
@@ -108,17 +93,13 @@ public struct TempoEstimator {
             }
             return best
         }
-        func score(_ bpm: Double) -> Double {
+        func autocorrelationFeatures(_ bpm: Double) -> [Double] {
             let lag = frameRate * 60 / bpm
-            var z = 0.0, i = 0
-            for acf in regionACFs {
-                for m in Self.lagMultiples {
-                    z += Self.weights[i] * Self.interpolate(acf, at: lag * m)
-                    i += 1
-                }
-            }
-            let x = log2(bpm / 110)
-            return z + Self.weights[i] * x + Self.weights[i + 1] * x * x
+            return regionACFs.flatMap { acf in Self.lagMultiples.map { Self.interpolate(acf, at: lag * $0) } }
+        }
+        let level = MetricalLevel(summary)
+        func evidence(_ bpm: Double) -> MetricalLevel.Evidence {
+            level.evidence(bpm: bpm, period: frameRate * 60 / bpm, autocorrelation: autocorrelationFeatures(bpm))
         }
 
         // Seed: the strongest comb salience anywhere in the wide range.
@@ -136,24 +117,26 @@ public struct TempoEstimator {
             if candidates.allSatisfy({ abs(c - $0) / $0 > 0.03 }) { candidates.append(c) }
         }
         guard !candidates.isEmpty else { return none }
-        let scores = candidates.map(score)
-        let bestIndex = scores.indices.max { scores[$0] < scores[$1] }!
-        let confidence = 1 / (1 + exp(-2 * (scores[bestIndex] - Self.confidenceCentre)))
+        let evidences = candidates.map(evidence)
+        let bestIndex = evidences.indices.max { evidences[$0].score < evidences[$1].score }!
+        let ratio = evidences[bestIndex].onBeatRatio
+        let confidence = ratio / (ratio + MetricalLevel.minOnBeatRatio)
         guard confidence >= config.minConfidence else {
             return Result(bpm: nil, confidence: (confidence * 1000).rounded() / 1000, alternates: [], firstBeat: nil, grid: .empty)
         }
         let chosen = refine(candidates[bestIndex], span: 0.005, step: 0.01)
         let precise = Self.periodFromPeaks(fullACF, lag: frameRate * 60 / chosen).map { frameRate * 60 / $0 } ?? chosen
         let bpm = min(config.maxBPM, max(config.minBPM, abs(precise - chosen) < 0.01 * chosen ? precise : chosen))
-        let bestScore = scores[bestIndex]
+        let bestScore = evidences[bestIndex].score
         let alternates = [0.5, 2, 2.0 / 3, 1.5].map { f -> Candidate in
             let alternate = refine(bpm * f)
-            return Candidate(bpm: (alternate * 100).rounded() / 100, score: min(1, exp(score(alternate) - bestScore)))
+            // A candidate already weighed is not tracked again.
+            let known = candidates.indices.first { abs(candidates[$0] - alternate) / alternate <= 0.03 }
+            let score = known.map { evidences[$0].score } ?? evidence(alternate).score
+            return Candidate(bpm: (alternate * 100).rounded() / 100, score: min(1, exp(score - bestScore)))
         }
         let grid = Self.beatGrid(summary, bpm: bpm, soundStart: soundStart, soundEnd: soundEnd ?? Double(n) / frameRate)
         let firstBeat = grid.firstBeat.map { ($0 * 1000).rounded() / 1000 }
-            ?? Self.firstBeat(BeatEnvelope.decode(Array(summary.beatEnvelope.prefix(Int(frameRate * 120)))).map(Double.init),
-                              start: summary.beatStart, frameRate: frameRate, bpm: bpm, soundStart: soundStart)
         return Result(bpm: (bpm * 100).rounded() / 100, confidence: (confidence * 1000).rounded() / 1000,
                       alternates: alternates, firstBeat: firstBeat, grid: grid)
     }
@@ -235,29 +218,5 @@ public struct TempoEstimator {
         guard i >= 0, i + 1 < a.count else { return 0 }
         let f = x - Double(i)
         return a[i] * (1 - f) + a[i + 1] * f
-    }
-
-    /// The beat phase that collects the most onset strength in `x` (emphasised full-band strength from
-    /// hop `start` on), as the first beat at or after the sound starts (never before 0).
-    static func firstBeat(_ x: [Double], start: Int, frameRate: Double, bpm: Double, soundStart: Double) -> Double {
-        let period = frameRate * 60 / bpm
-        var bestPhase = 0.0, bestSum = -1.0
-        var phase = 0.0
-        while phase < period {
-            var sum = 0.0
-            var t = phase
-            while t < Double(x.count - 1) {
-                sum += interpolate(x, at: t)
-                t += period
-            }
-            if sum > bestSum { bestSum = sum; bestPhase = phase }
-            phase += 0.25
-        }
-        let periodSeconds = 60 / bpm
-        let beat = (Double(start) + bestPhase) / frameRate
-        let earliest = max(0, soundStart - 0.05)
-        let first = earliest + (beat - earliest).truncatingRemainder(dividingBy: periodSeconds)
-        let onGrid = first < earliest ? first + periodSeconds : first
-        return (onGrid * 1000).rounded() / 1000
     }
 }

@@ -1,0 +1,156 @@
+import Foundation
+
+/// Chooses among metrically related tempo candidates (×½, ×2, ×⅔, …) from the beats each one lays
+/// down, not from a tempo prior alone. Over the first two minutes from the first onset, for each
+/// candidate period p, a dynamic-programming tracker (Ellis 2007: C(t) = E(t) + max over gaps d in
+/// [p/2, 2p] of C(t − d) − 100·ln(d/p)², a fresh start where that is below 0; read back from the best
+/// C of the last period) lays down beats on E, the full-band onset strength over its standard
+/// deviation. From those beats (W = the maximum over the beat's hop and its two neighbours):
+/// - how much onset strength the beats and the off-beats halfway between collect, full band (E) and
+///   low band (L: kick, bass);
+/// - how regular the beats are (the intervals' coefficient of variation) and how far they stray from
+///   the period (mean ln² of interval over period);
+/// - bar structure: how much one position in 2, 3 or 4 beats stands out in the low band's accents,
+///   and in 2 in the full band's;
+/// and the autocorrelation features of `TempoEstimator` (every region at ½, 1, 2, 3, 4 beats) plus
+/// x = log2(T/110) and x². The level score is a linear model over them: its weights were fitted by a
+/// ridge conditional logit on every source of the tempo dev sets (the tracker modules, the MIDI songs,
+/// the rendered grooves; scripts/lab/tempo-model/beat_level_cv.py, which also measures the choice
+/// leave-one-package-out). The winner's beats also decide whether there is a beat at all: r, the
+/// onset strength on its beats over the mean everywhere, below `minOnBeatRatio` means no tempo.
+struct MetricalLevel {
+    /// eb, eo, lb, lo, irr, cost, bar2, bar3, bar4, ebar2.
+    static let beatWeights: [Double] = [1.1843, 0.9962, 1.2961, 0.2841, -1.7746, -414.4314, -0.5585, 0.3101, 0.3783, 2.8594]
+    /// For the full, low, mid and high regions in turn, r(½τ), r(τ), r(2τ), r(3τ), r(4τ).
+    static let autocorrelationWeights: [Double] = [
+        -5.1162, 5.3694, 1.6005, 7.5429, 1.2273,
+        -1.0171, -5.1790, -2.2735, -8.0330, 1.6410,
+        -1.1600, 1.9044, 2.1591, -2.4684, -0.5654,
+        4.9620, 2.9949, -1.0167, 6.5808, 0.5564,
+    ]
+    static let tempoWeights = (x: 5.8700, x2: -4.4088)
+    /// Midway between the best beatless clip (6.49) and the least beat-like track with a tempo (7.17)
+    /// of the dev sets.
+    static let minOnBeatRatio = 6.829
+    /// The tracker's tightness for this choice (librosa's).
+    static let tightness = 100.0
+    static let seconds = 120.0
+
+    /// The evidence of one candidate.
+    struct Evidence {
+        var score: Double
+        /// Onset strength on the beats over its mean over the segment.
+        var onBeatRatio: Double
+    }
+
+    private let e: [Double]
+    private let full: [Double]
+    private let low: [Double]
+    private let meanE: Double
+
+    /// The first `seconds` of the kept envelopes, from the first hop with any onset strength.
+    init(_ summary: OnsetPeriodicity.Summary) {
+        let table = BeatEnvelope.values
+        let start = summary.beatEnvelope.firstIndex { $0 != 0 } ?? summary.beatEnvelope.count
+        let end = min(summary.beatEnvelope.count, start + Int(Self.seconds * summary.frameRate))
+        e = summary.beatEnvelope[start..<end].map { Double(table[Int($0)]) }
+        let lowCodes = summary.lowBeatEnvelope.count == summary.beatEnvelope.count ? Array(summary.lowBeatEnvelope[start..<end]) : []
+        let l = lowCodes.isEmpty ? [Double](repeating: 0, count: e.count) : lowCodes.map { Double(table[Int($0)]) }
+        func scaled(_ x: [Double]) -> [Double] {
+            let n = Double(max(1, x.count))
+            let mean = x.reduce(0, +) / n
+            let sd = (x.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / n).squareRoot()
+            return sd > 0 ? x.map { $0 / sd } : x
+        }
+        full = scaled(e)
+        low = scaled(l)
+        meanE = e.reduce(0, +) / Double(max(1, e.count))
+    }
+
+    /// The level score and on-beat ratio of tempo `bpm` (period `period` hops), with `autocorrelation`
+    /// the candidate's 20 autocorrelation features.
+    func evidence(bpm: Double, period: Double, autocorrelation: [Double]) -> Evidence {
+        let beats = Self.beats(full, period: period)
+        let x = log2(bpm / 110)
+        var features: [Double]
+        var ratio = 0.0
+        if beats.count < 3 {
+            features = [0, 0, 0, 0, 1, 1, 0, 0, 0, 0]
+        } else {
+            func w(_ v: [Double], _ h: Int) -> Double {
+                let n = v.count
+                return max(v[max(0, h - 1)], v[h], v[min(n - 1, h + 1)])
+            }
+            let mids = zip(beats, beats.dropFirst()).map { ($0 + $1) / 2 }
+            let aE = beats.map { w(full, $0) }, aL = beats.map { w(low, $0) }
+            func mean(_ v: [Double]) -> Double { v.reduce(0, +) / Double(max(1, v.count)) }
+            let intervals = zip(beats, beats.dropFirst()).map { Double($1 - $0) }
+            let meanInterval = mean(intervals)
+            let sd = (intervals.reduce(0) { $0 + ($1 - meanInterval) * ($1 - meanInterval) } / Double(intervals.count)).squareRoot()
+            let cost = mean(intervals.map { log($0 / period) * log($0 / period) })
+            features = [mean(aE), mean(mids.map { w(full, $0) }), mean(aL), mean(mids.map { w(low, $0) }),
+                        sd / meanInterval, cost,
+                        Self.contrast(aL, 2), Self.contrast(aL, 3), Self.contrast(aL, 4), Self.contrast(aE, 2)]
+            ratio = meanE > 0 ? mean(beats.map { w(e, $0) }) / meanE : 0
+        }
+        var z = Self.tempoWeights.x * x + Self.tempoWeights.x2 * x * x
+        for (f, weight) in zip(features, Self.beatWeights) { z += f * weight }
+        for (f, weight) in zip(autocorrelation, Self.autocorrelationWeights) { z += f * weight }
+        return Evidence(score: z, onBeatRatio: ratio)
+    }
+
+    /// (max − min) of the mean accent at each of m positions, over the mean accent; 0 with fewer
+    /// than 2m beats.
+    static func contrast(_ a: [Double], _ m: Int) -> Double {
+        let mean = a.reduce(0, +) / Double(max(1, a.count))
+        guard a.count >= 2 * m, mean > 0 else { return 0 }
+        var sums = [Double](repeating: 0, count: m), counts = [Double](repeating: 0, count: m)
+        for (i, v) in a.enumerated() { sums[i % m] += v; counts[i % m] += 1 }
+        let phases = (0..<m).map { sums[$0] / counts[$0] }
+        return (phases.max()! - phases.min()!) / mean
+    }
+
+    /// Beat hops by the dynamic programme above (ties: the shortest gap; the earliest best end).
+    static func beats(_ x: [Double], period p: Double) -> [Int] {
+        let n = x.count
+        guard n > 0 else { return [] }
+        let shortest = max(1, Int((p / 2).rounded())), longest = Int((2 * p).rounded())
+        guard longest >= shortest else { return [] }
+        let penalty = (shortest...longest).map { d -> Double in
+            let r = log(Double(d) / p)
+            return -tightness * r * r
+        }
+        var c = [Double](repeating: 0, count: n)
+        var back = [Int](repeating: -1, count: n)
+        c.withUnsafeMutableBufferPointer { c in
+            back.withUnsafeMutableBufferPointer { back in
+                penalty.withUnsafeBufferPointer { penalty in
+                    for t in 0..<n {
+                        var best = -Double.infinity, from = -1
+                        var d = shortest
+                        while d <= longest && d <= t {
+                            let v = c[t - d] + penalty[d - shortest]
+                            if v > best { best = v; from = t - d }
+                            d += 1
+                        }
+                        if best >= 0 {
+                            c[t] = x[t] + best
+                            back[t] = from
+                        } else {
+                            c[t] = x[t]
+                        }
+                    }
+                }
+            }
+        }
+        let last = max(0, n - Int(p.rounded()))
+        var t = last
+        for i in last..<n where c[i] > c[t] { t = i }
+        var out: [Int] = []
+        while t >= 0 {
+            out.append(t)
+            t = back[t]
+        }
+        return out.reversed()
+    }
+}

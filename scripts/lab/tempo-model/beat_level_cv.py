@@ -1,0 +1,315 @@
+#!/usr/bin/env python3
+"""beat_level_cv.py -- metrical level (tempo octave) from DP beat tracking, leave-one-package-out CV.
+
+Prototype for TempoEstimator: the candidates stay those of TempoEstimator.estimate (seed T0 x ratios in
+57-205 BPM, each refined, see tempo_cv.py / fit_tempo_model.py), but the candidate that wins is chosen
+from the beats a dynamic-programming tracker (Ellis 2007, librosa.beat.beat_track's recursion) lays
+down at each candidate's period, instead of (or on top of) the 22-feature autocorrelation model.
+
+Per track (the first 120 s of the envelope, from the first hop whose emphasised strength is > 0):
+  e  = emphasised full-band onset strength (PeakEmphasis of low+mid+high flux), l = the same for the
+       low band (bands 0..11); both quantised to 1/8 octave as the Swift stores them (quant() below);
+  E  = e / std(e), L = l / std(l)  (population std over the segment);
+  for each candidate tempo T (period p = FR*60/T hops, fractional):
+     DP: C[t] = E[t] + max_{d in [round(p/2), round(2p)], t-d >= 0} (C[t-d] - ALPHA*ln(d/p)^2) when that
+         max is >= 0, else C[t] = E[t] (no predecessor); backtrace from argmax C over the last round(p)
+         hops (ties: the earliest), beats b_0 < b_1 < ... (hop indices);
+     features (FEATS below, all computed from the beats only):
+        eb    mean over beats of max(E[b-1..b+1])
+        eo    mean over off-beats m_i = floor((b_i+b_{i+1})/2) of max(E[m-1..m+1])
+        lb,lo same on L
+        irr   std(ibi)/mean(ibi)  (ibi = b_{i+1}-b_i, population std)
+        cost  mean over ibi of ln(ibi/p)^2
+        bar2, bar3, bar4   a_i = max(L[b_i-1..b_i+1]); for m in 2,3,4: mean of a over beats i = j (mod m)
+                for j = 0..m-1 ("phase means", beats counted from the first tracked beat),
+                (max_j - min_j) / mean(a)           (0 when fewer than 2m beats)
+        ebar2 the same lag-2 contrast on full-band a_i = max(E[b_i-1..b_i+1])
+        x, x2 x = log2(T/110)
+  level score z(T) = w . features(T) (conditional logit over the track's candidates; its weights
+  fitted INSIDE each fold only, ridge lam chosen by an inner grouped split of the training sources,
+  as tempo_cv.py does), the highest z wins.
+  Beatless rule: r = mean e at the winning candidate's beats (max over b-1..b+1) / mean e over the
+  segment; the track has no tempo when r < rho, rho chosen in each fold with tempo_cv.choose_centre's
+  rule (midway between the best beatless training clip and the worst training track with a tempo, or
+  the fewest training errors). TempoEstimator's floor rule (99th percentile) stays before it.
+  The reported BPM is then produced exactly as TempoEstimator does for the winning candidate (fine
+  refine, period from the autocorrelation peaks, clamp to 60-200), so only the level decision changes.
+
+Variants printed (all held out, same folds as tempo_cv.py: modules and MIDI by package, grooves by seed):
+  shipped      the shipped weights and centre (reference; in-sample for grooves:seed1)
+  acf22        the 22 autocorrelation features refitted per fold (this script's fitter) + shipped-style
+               score centre (tempo_cv.choose_centre) -- should match tempo_cv.py's held-out table
+  beat         beat features alone (+ x, x2), beatless rule r < rho
+  beat+acf22   beat features and the 22 features in one conditional logit, beatless rule r < rho
+  beat+shipped beat features and ONE more feature, the shipped model's score (its weights frozen; they
+               were fitted on groove renders incl. seed 1, so grooves:seed1 is not clean for this one)
+  (in beat+acf22, x and x2 appear twice -- beat features and the last two acf features; the ridge
+  splits their weight evenly, so the Swift adds the two weights of each.)
+  (and --smooth adds librosa's local-score smoothing: E convolved with exp(-0.5 (32 k/p)^2), |k| <= p)
+
+  beat_level_cv.py [--subset small] [--smooth] [--lams 0.3,3,30] [--json OUT]
+Reads only the cached dumps of tempo_cv.py (~/.cache/naviscan-tempo-cv); caches the DP features in
+STEM.beat.pkl beside them.
+"""
+import argparse, collections, json, os, pickle, statistics, sys, time
+import numpy as np
+from scipy.optimize import minimize
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import fit_tempo_model as ftm  # noqa: E402
+import tempo_cv as tc          # noqa: E402
+
+FR = ftm.FR
+ALPHA = 100.0                  # librosa's tightness
+SEGMENT_S = 120.0              # level choice on the first 120 s from the first onset
+FEATS = ['eb', 'eo', 'lb', 'lo', 'irr', 'cost', 'bar2', 'bar3', 'bar4', 'ebar2', 'x', 'x2']
+# --feats v2: FEATS plus scale-free ratios and beat-accent consistency
+FEATS_V2 = FEATS + ['ro', 'lro', 'cv', 'lcv']
+VERSION = 5
+
+
+def quant(v):
+    """1/8-octave code and back, as the Swift stores the envelopes."""
+    v = np.asarray(v, float)
+    k = np.where(v < 2.0 ** -10, 0, np.clip(np.floor(8 * np.log2(np.maximum(v, 1e-300)) + 0.5) + 80, 1, 255))
+    return np.where(k == 0, 0.0, 2.0 ** ((k - 80) / 8))
+
+
+def rnd(x):
+    """Swift's .rounded() (half away from zero; Python's round() is half to even)"""
+    return int(np.floor(x + 0.5))
+
+
+def dp_beats(E, p, alpha=ALPHA):
+    """Beat hops of the DP tracker at period p (hops); vectorised in blocks of round(p/2) hops (a hop
+    only looks back at least round(p/2) hops, so a block depends on earlier blocks only)."""
+    n = len(E); dmin = max(1, rnd(p / 2)); dmax = rnd(2 * p)
+    d = np.arange(dmin, dmax + 1); tx = -alpha * np.log(d / p) ** 2
+    C = np.zeros(n); back = np.full(n, -1)
+    for t0 in range(0, n, dmin):
+        ts = np.arange(t0, min(n, t0 + dmin)); idx = ts[:, None] - d[None, :]
+        vals = np.where(idx >= 0, C[np.maximum(idx, 0)] + tx, -np.inf)
+        j = vals.argmax(1); best = vals[np.arange(len(ts)), j]
+        ok = best >= 0
+        C[ts] = E[ts] + np.where(ok, best, 0.0)
+        back[ts] = np.where(ok, ts - d[j], -1)
+    last = max(0, n - rnd(p))
+    t = last + int(np.argmax(C[last:]))
+    beats = [t]
+    while back[t] >= 0:
+        t = back[t]; beats.append(t)
+    return np.array(beats[::-1]), C
+
+
+def wmax(X, idx):
+    """max of X over idx-1..idx+1 (clipped)"""
+    n = len(X)
+    return np.maximum.reduce([X[np.clip(idx + k, 0, n - 1)] for k in (-1, 0, 1)])
+
+
+def contrast(a, m):
+    if len(a) < 2 * m or a.mean() <= 0: return 0.0
+    ph = np.array([a[j::m].mean() for j in range(m)])
+    return float((ph.max() - ph.min()) / a.mean())
+
+
+def beat_features(E, L, e_raw, p, T):
+    b, C = dp_beats(E, p)
+    x = np.log2(T / 110)
+    if len(b) < 3:
+        return dict(eb=0, eo=0, lb=0, lo=0, irr=1, cost=1, bar2=0, bar3=0, bar4=0, ebar2=0, x=x, x2=x * x, r=0, nb=len(b),
+                    ro=1, lro=1, cv=1, lcv=1)
+    ibi = np.diff(b).astype(float); m = (b[:-1] + b[1:]) // 2
+    aE = wmax(E, b); aL = wmax(L, b)
+    r = wmax(e_raw, b).mean() / e_raw.mean() if e_raw.mean() > 0 else 0
+    return dict(eb=aE.mean(), eo=wmax(E, m).mean(), lb=aL.mean(), lo=wmax(L, m).mean(),
+                irr=ibi.std() / ibi.mean(), cost=float(np.mean(np.log(ibi / p) ** 2)),
+                bar2=contrast(aL, 2), bar3=contrast(aL, 3), bar4=contrast(aL, 4), ebar2=contrast(aE, 2),
+                x=x, x2=x * x, r=float(r), nb=len(b),
+                ro=wmax(E, m).mean() / max(aE.mean(), 1e-9), lro=wmax(L, m).mean() / max(aL.mean(), 1e-9),
+                cv=aE.std() / max(aE.mean(), 1e-9), lcv=aL.std() / max(aL.mean(), 1e-9))
+
+
+def smooth(E, p):
+    k = np.arange(-rnd(p), rnd(p) + 1); w = np.exp(-0.5 * (k * 32.0 / p) ** 2)
+    return np.convolve(E, w, 'same')
+
+
+def track_beats(stem, cs, smoothed):
+    pk = stem + ('.beats.pkl' if smoothed else '.beat.pkl')
+    if os.path.exists(pk):
+        d = pickle.load(open(pk, 'rb'))
+        if d.get('version') == VERSION and np.allclose(d['cs'], cs): return d
+    B = ftm.load(stem + '.f32')
+    e = quant(ftm.emph(B['all'])); l = quant(ftm.emph(B['low']))
+    nz = np.flatnonzero(e > 0)
+    rows = []
+    if len(nz):
+        s = nz[0]; n = int(SEGMENT_S * FR)
+        e, l = e[s:s + n], l[s:s + n]
+        E = e / e.std() if e.std() > 0 else e
+        L = l / l.std() if l.std() > 0 else l
+        for T in cs:
+            p = FR * 60 / T
+            Es = smooth(E, p) if smoothed else E
+            rows.append(beat_features(Es, L, e, p, T))
+    d = dict(version=VERSION, cs=list(cs), rows=rows)
+    pickle.dump(d, open(pk, 'wb'))
+    return d
+
+
+# ------------------------------------------------------------------------------- conditional logit
+def fit_clogit(items, key, lam):
+    """ridge conditional logit on standardised features; returns weights in RAW feature units
+    (a per-feature mean shift adds the same to every candidate of a track and cancels)."""
+    its = [it for it in items if it['y'].any() and len(it[key])]
+    Xall = np.vstack([it[key] for it in its]); sd = Xall.std(0); sd[sd == 0] = 1
+    Xs = [it[key] / sd for it in its]; Ys = [it['y'] / it['y'].sum() for it in its]
+    off = np.cumsum([0] + [len(x) for x in Xs]); Xc = np.vstack(Xs); Yc = np.concatenate(Ys)
+    seg = np.repeat(np.arange(len(Xs)), [len(x) for x in Xs])
+
+    def f(w):
+        z = Xc @ w
+        zmax = np.maximum.reduceat(z, off[:-1]); ez = np.exp(z - zmax[seg]); s = np.add.reduceat(ez, off[:-1])
+        lse = zmax + np.log(s); p = ez / s[seg]
+        loss = -(Yc * (z - lse[seg])).sum() + 0.5 * lam * w @ w
+        g = Xc.T @ (p - Yc) + lam * w
+        return loss, g
+    w = minimize(f, np.zeros(Xc.shape[1]), jac=True, method='L-BFGS-B', options=dict(maxiter=500)).x
+    return w / sd
+
+
+def choose_lam(train, key, lams, k=3):
+    srcs = sorted({it['source'] for it in train}, key=lambda s: (-sum(i['source'] == s for i in train), s))
+    groups = [srcs[i::k] for i in range(k)]
+    res = {}
+    for lam in lams:
+        ok = n = 0
+        for g in groups:
+            tr = [it for it in train if it['source'] not in g]; te = [it for it in train if it['source'] in g and it['y'].any()]
+            if not te or not tr: continue
+            w = fit_clogit(tr, key, lam)
+            ok += sum(it['y'][int(np.argmax(it[key] @ w))] for it in te); n += len(te)
+        res[lam] = ok / n
+    best = max(res.values())
+    return max(l for l in lams if res[l] >= best - 1e-12), res
+
+
+def threshold(beatless, tempo):
+    """tempo_cv.choose_centre's rule on any statistic (higher = more beat)."""
+    tempo = [t for t in tempo if np.isfinite(t)]
+    if not beatless: return -np.inf, 'no beatless clip in training'
+    hi_b, lo_t = max(beatless), min(tempo)
+    if hi_b < lo_t: return (hi_b + lo_t) / 2, 'separable'
+    pts = sorted(set(beatless + tempo)); best = None
+    for a_, b_ in zip(pts, pts[1:]):
+        c = (a_ + b_) / 2
+        err = sum(s >= c for s in beatless) + sum(s < c for s in tempo)
+        key = (err, -(b_ - a_))
+        if best is None or key < best[0]: best = (key, c)
+    return best[1], f'overlap, {best[0][0]} training errors'
+
+
+def gate(f):
+    return not (f['n'] < ftm.MAXLAG + 2 or f['reach'] * 100 < f['n'] or not len(f['cs']))
+
+
+def final_bpm(f, i):
+    r = f['full']; chosen = tc.refine(r, f['cs'][i], 0.005, 0.01)
+    p = tc.period_from_peaks(r, FR * 60 / chosen)
+    precise = FR * 60 / p if p else chosen
+    bpm = min(tc.MAX_BPM, max(tc.MIN_BPM, precise if abs(precise - chosen) < 0.01 * chosen else chosen))
+    return round(bpm * 100) / 100
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--subset', choices=('all', 'small'), default='all')
+    ap.add_argument('--modules', default=os.path.join(tc.WORK, 'modtempo'))
+    ap.add_argument('--styles', default=os.path.join(tc.WORK, 'styles'))
+    ap.add_argument('--midi', default=os.path.expanduser('~/.cache/naviscan-miditempo'))
+    ap.add_argument('--cache', default=os.path.expanduser('~/.cache/naviscan-tempo-cv'))
+    ap.add_argument('--smooth', action='store_true', help="librosa's Gaussian local-score smoothing before the DP")
+    ap.add_argument('--lams', default='0.3,3,30')
+    ap.add_argument('--feats', default=','.join(FEATS), help="beat features used (comma list, or 'v2' for FEATS_V2)")
+    ap.add_argument('--json')
+    a = ap.parse_args()
+    feats = FEATS_V2 if a.feats == 'v2' else a.feats.split(',')
+    t0 = time.time()
+    items = []
+    for source, name, wav, truth, stem in tc.track_list(a):
+        if not os.path.exists(stem + '.f32') or os.path.getsize(stem + '.f32') == 0: continue
+        f = tc.track_features(stem)
+        bt = track_beats(stem, f['cs'], a.smooth)
+        B = np.array([[r[k] for k in feats] for r in bt['rows']]) if bt['rows'] else np.zeros((0, len(feats)))
+        if len(B) != len(f['cs']): B = np.zeros((len(f['cs']), len(feats)))
+        y = np.array([tc.close(c, tc.fold(truth)) for c in f['cs']], float) if truth else np.zeros(len(f['cs']))
+        items.append(dict(source=source, key=source + '/' + name, name=name, truth=truth, f=f, y=y,
+                          acf=f['X'], beat=B, both=np.hstack([B, f['X']]) if len(B) else np.zeros((0, len(feats) + 22)),
+                          bship=np.hstack([B, (f['X'] @ tc.SHIPPED_WEIGHTS)[:, None]]) if len(B) else np.zeros((0, len(feats) + 1)),
+                          r=np.array([r['r'] for r in bt['rows']]) if bt['rows'] else np.zeros(0)))
+    print(f'# {len(items)} tracks, beat features in {time.time() - t0:.0f} s', flush=True)
+    lams = [float(x) for x in a.lams.split(',')]
+    srcs = sorted({it['source'] for it in items})
+    VARIANTS = (('acf22', 'acf'), ('beat', 'beat'), ('beat+acf22', 'both'), ('beat+shipped', 'bship'))
+    preds = {v: {} for v, _ in VARIANTS}
+    shipped = {it['key']: tc.predict(it['f'], tc.SHIPPED_WEIGHTS, tc.SHIPPED_CENTRE) for it in items}
+    folds = []
+    for s in srcs:
+        train = [it for it in items if it['source'] != s]; test = [it for it in items if it['source'] == s]
+        info = dict(source=s)
+        for v, key in VARIANTS:
+            lam, inner = choose_lam(train, key, lams)
+            w = fit_clogit(train, key, lam)
+            if v == 'acf22':   # the shipped rule: winning score against a centre
+                stat = lambda it: float(np.max(it[key] @ w)) if gate(it['f']) else -np.inf
+            else:              # beat rule: r of the winning candidate
+                stat = lambda it: float(it['r'][int(np.argmax(it[key] @ w))]) if gate(it['f']) else -np.inf
+            thr, how = threshold([stat(it) for it in train if it['truth'] is None and np.isfinite(stat(it))],
+                                 [stat(it) for it in train if it['truth'] is not None])
+            for it in test:
+                if not gate(it['f']) or stat(it) < thr: preds[v][it['key']] = None
+                else: preds[v][it['key']] = final_bpm(it['f'], int(np.argmax(it[key] @ w)))
+            info[v] = dict(lam=lam, thr=round(thr, 3), rule=how, w=[round(x, 4) for x in w])
+        folds.append(info)
+        print(f'# fold {s}: ' + '; '.join(f'{v} lam {info[v]["lam"]} thr {info[v]["thr"]} ({info[v]["rule"]})'
+                                          for v in preds), flush=True)
+    res = {'shipped': tc.table('shipped weights and centre (reference; in-sample for grooves:seed1)', shipped, items)}
+    for v in preds:
+        res[v] = tc.table(f'held out: {v}', preds[v], items)
+    # the weights every variant ships: fitted on ALL data
+    print('\n## fitted on all data (what the Swift would ship)')
+    allfit = {}
+    for v, key in VARIANTS:
+        lam, inner = choose_lam(items, key, lams)
+        w = fit_clogit(items, key, lam)
+        names = {'acf': [f'acf{i}' for i in range(22)], 'beat': feats, 'both': feats + [f'acf{i}' for i in range(22)],
+                 'bship': feats + ['shipped_score']}[key]
+        if v == 'acf22':
+            stat = lambda it: float(np.max(it[key] @ w)) if gate(it['f']) else -np.inf
+        else:
+            stat = lambda it: float(it['r'][int(np.argmax(it[key] @ w))]) if gate(it['f']) else -np.inf
+        bl = [stat(it) for it in items if it['truth'] is None and np.isfinite(stat(it))]
+        tp = [stat(it) for it in items if it['truth'] is not None]
+        thr, how = threshold(bl, tp)
+        allfit[v] = dict(lam=lam, inner=inner, thr=thr, rule=how, weights=dict(zip(names, [float(x) for x in w])),
+                         beatless_stats=sorted(bl), lowest_tempo_stats=sorted(t for t in tp if np.isfinite(t))[:5])
+        print(f'{v}: lam {lam} (inner {inner}), threshold {thr:.4f} ({how}); beatless {np.round(sorted(bl), 3)}, '
+              f'lowest with tempo {np.round(allfit[v]["lowest_tempo_stats"], 3)}')
+        print('   ' + ', '.join(f'{k} {x:+.4f}' for k, x in zip(names, w)))
+    print('\nmisses held out (source, track, truth, beat, beat+acf22, shipped):')
+    for it in items:
+        if it['truth'] and any(p[it['key']] is None or not tc.close(p[it['key']], tc.fold(it['truth']))
+                               for p in (preds['beat'], preds['beat+acf22'])):
+            print(f'  {it["source"]}  {it["name"]}  {it["truth"]}  {preds["beat"][it["key"]]}  '
+                  f'{preds["beat+acf22"][it["key"]]}  {shipped[it["key"]]}')
+    print(f'# total {time.time() - t0:.0f} s')
+    if a.json:
+        json.dump(dict(results=res, folds=folds, all_data=allfit,
+                       predictions={k: dict(shipped=shipped[k], **{v: preds[v][k] for v in preds}) for k in shipped}),
+                  open(a.json, 'w'), indent=1, default=float)
+
+
+if __name__ == '__main__':
+    main()
