@@ -28,7 +28,7 @@ SHARE = $(DESTDIR)$(PREFIX)/share/naviscan
 runtime-packages:
 	@echo $(RUNTIME_PACKAGES)
 
-.PHONY: all runtime-packages deps browser-deps test-browser test-slurm check-kubernetes screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check install uninstall man check-man check-install deb test-deb image-deps image test-image clean
+.PHONY: all runtime-packages deps browser-deps test-browser test-slurm check-kubernetes screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check tempo-cv install uninstall man check-man check-install deb test-deb image-deps image test-image clean
 
 all: build
 
@@ -136,6 +136,17 @@ fuzz-check: deps
 	$(SWIFT) build --product naviscan-fuzz
 	scripts/ci/fuzz/make-corpus.sh .build/fuzz-corpus
 	.build/debug/naviscan-fuzz .build/fuzz-corpus --seed 1 --iterations $(FUZZ_CHECK_ITERATIONS) --artifacts .build/fuzz-artifacts
+
+# The tempo model's leave-one-source-out cross-validation (scripts/lab/tempo-model/beat_level_cv.py and
+# tempo_cv.py --subset small: 14 grooves of ../shared/tempo, 4 tracker modules of ../shared/modtempo, 6
+# folds) and the grooves'
+# beat grids against their truth (scripts/lab/beats/score_beats.py), with the debug build. Renders its data
+# once into NAVISCAN_TEMPO_DATA (default ~/.cache/naviscan-ci-tempo; installs fluidsynth, openmpt123, lame
+# and python3-numpy/scipy/mido/soundfile from apt when missing). About 4 minutes on a fresh 2-core
+# machine (apt and the renders 2.5 of them), 1.5 once the data is there. See scripts/tempo-cv.sh.
+tempo-cv: deps
+	$(SWIFT) build --product naviscan
+	bash scripts/tempo-cv.sh .build/debug/naviscan
 
 # The binary, its man page, bash/zsh/fish completions, the systemd units (dist/) and an example
 # config. `make install PREFIX=/usr DESTDIR=pkg` for packaging.

@@ -54,7 +54,8 @@ struct TempoSourceTests {
         let tempo = try #require(result.tempo)
         let bpm = try #require(tempo.bpm, "\(c): no tempo")
         #expect(abs(bpm - c.bpm) <= 0.001 * c.bpm, "\(c), visualizer \(withVisualizer): read \(bpm)")
-        #expect(tempo.confidence >= 0.8, "\(c): confidence \(tempo.confidence)")
+        // Every click on a beat: the beats collect several times what the beatless threshold asks.
+        #expect(tempo.confidence >= 0.75, "\(c): confidence \(tempo.confidence)")
         // The first beat is the first click, after 0.4 s of silence (lossy encoders may smear it a little).
         let firstBeat = try #require(tempo.firstBeat)
         #expect(abs(firstBeat - 0.4) < 0.04, "\(c): first beat \(firstBeat)")

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# tempo-cv.sh [NAVISCAN] -- CI's check of the tempo model and the beat grid on a small fixed set
+# (`make tempo-cv`).
+#
+# 1. Installs what is missing from Debian's archive (apt-get, as root or via sudo): fluidsynth and
+#    fluid-soundfont-gm (the grooves), openmpt123 and libopenmpt0 (the modules), lame, and Debian's
+#    python3 with numpy, scipy (the generator's loudness reference), mido and soundfile. The Python
+#    steps run /usr/bin/python3, not a python3 found first on PATH.
+# 2. Renders the data of `tempo_cv.py --subset small` (its SMALL list) under $NAVISCAN_TEMPO_DATA
+#    (default ~/.cache/naviscan-ci-tempo), skipping what is there already:
+#    - modtempo/: the 4 tracker modules, by ../shared/modtempo/build.sh with a manifest of only their
+#      lines of modules.tsv (4 Debian packages downloaded, not installed);
+#    - styles/seed1, styles/seed2: the 7 grooves of each seed (6 with a tempo, 1 beatless) as
+#      `../shared/tempo/make_tempo_corpus.py --seed N --count 40 --prefix seedN` renders them
+#      (scripts/lab/tempo-model/render_grooves.py renders only the named clips, the same files).
+# 3. Runs tempo_cv.py --subset small with NAVISCAN (the binary under test: $1, else $NAVISCAN): dumps of
+#    the 18 tracks, leave-one-source-out over 6 sources; fails unless every track was dumped and scored.
+#    Then beat_level_cv.py --subset small on those dumps: the same folds for the model that ships (the
+#    metrical level chosen from each candidate's beats), its held-out table first.
+# 4. Profiles the 14 grooves (`naviscan analyze FILE.wav --dj`) and scores their beat grids against the
+#    generator's truth (scripts/lab/beats/score_beats.py: F-measure at ±70 ms, first 5 s ignored).
+# Dumps and profiles are made again on every run (they belong to the binary), in $DATA/run.
+# Prints both reports; no figure is held to a threshold. Any failed step exits non-zero.
+# Env: NAVISCAN_TEMPO_DATA, NAVISCAN_SHARED (default ../shared beside the repository), JOBS (2).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+NAVISCAN="${1:-${NAVISCAN:-}}"
+[ -n "$NAVISCAN" ] || { echo "usage: $0 NAVISCAN_BINARY (or NAVISCAN=...)" >&2; exit 2; }
+[ -x "$NAVISCAN" ] || { echo "ERROR: $NAVISCAN is not an executable" >&2; exit 1; }
+NAVISCAN="$(cd "$(dirname "$NAVISCAN")" && pwd)/$(basename "$NAVISCAN")"
+SHARED="${NAVISCAN_SHARED:-$(dirname "$ROOT")/shared}"
+[ -f "$SHARED/tempo/make_tempo_corpus.py" ] && [ -f "$SHARED/modtempo/build.sh" ] ||
+    { echo "ERROR: no ../shared beside the repository ($SHARED); set NAVISCAN_SHARED" >&2; exit 1; }
+export NAVISCAN_SHARED="$SHARED"
+DATA="${NAVISCAN_TEMPO_DATA:-$HOME/.cache/naviscan-ci-tempo}"
+JOBS="${JOBS:-2}"
+PY=/usr/bin/python3
+LAB="$ROOT/scripts/lab/tempo-model"
+SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+start=$SECONDS
+step() { echo "==> [$((SECONDS - start)) s] $*"; }
+
+# 1. packages
+PACKAGES="fluidsynth fluid-soundfont-gm lame openmpt123 libopenmpt0 python3 python3-numpy python3-mido python3-soundfile python3-scipy"
+if ! command -v fluidsynth >/dev/null 2>&1 || [ ! -f /usr/share/sounds/sf2/FluidR3_GM.sf2 ] ||
+   ! command -v lame >/dev/null 2>&1 || ! command -v openmpt123 >/dev/null 2>&1 ||
+   ! ldconfig -p 2>/dev/null | grep -q 'libopenmpt\.so\.0' ||
+   ! "$PY" -c 'import numpy, scipy.signal, mido, soundfile' >/dev/null 2>&1; then
+    step "installing $PACKAGES"
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends $PACKAGES
+fi
+
+# 2. data: the names come from tempo_cv.py's SMALL
+mkdir -p "$DATA"
+DATA="$(cd "$DATA" && pwd)"
+small() { "$PY" -c 'import sys; sys.path.insert(0, sys.argv[1]); import tempo_cv; print(" ".join(tempo_cv.SMALL[sys.argv[2]]))' "$LAB" "$1"; }
+MODULES=$(small modtempo)
+SEED1=$(small grooves:seed1)
+SEED2=$(small grooves:seed2)
+
+have_modules() {
+    [ -f "$DATA/modtempo/truth.json" ] || return 1
+    for m in $MODULES; do [ -s "$DATA/modtempo/$m.wav" ] || return 1; done
+    "$PY" -c 'import json, sys; t = json.load(open(sys.argv[1]))["tracks"]; sys.exit(any(m + ".wav" not in t for m in sys.argv[2:]))' \
+        "$DATA/modtempo/truth.json" $MODULES
+}
+if ! have_modules; then
+    step "rendering the modules: $MODULES"
+    manifest="$DATA/modules-small.tsv"
+    grep '^#' "$SHARED/modtempo/modules.tsv" > "$manifest.tmp"
+    for m in $MODULES; do
+        grep -P "^\Q$m\E\t" "$SHARED/modtempo/modules.tsv" >> "$manifest.tmp" ||
+            { echo "ERROR: $m is not in $SHARED/modtempo/modules.tsv" >&2; exit 1; }
+    done
+    mv "$manifest.tmp" "$manifest"
+    MODULES="$manifest" bash "$SHARED/modtempo/build.sh" "$DATA/modtempo"
+    have_modules || { echo "ERROR: build.sh did not make every module of the small set" >&2; exit 1; }
+fi
+
+# The seed's grooves from the 40-clip schedule of the CV's grooves (docs/tempo-dev-set.md).
+for seed in 1 2; do
+    names=$([ $seed = 1 ] && echo "$SEED1" || echo "$SEED2")
+    step "grooves of seed $seed: $names"
+    "$PY" "$LAB/render_grooves.py" --seed $seed --count 40 --prefix seed$seed --jobs "$JOBS" \
+        --out "$DATA/styles/seed$seed" $names
+done
+
+# 3. cross-validation (fresh dumps: they are the binary's)
+RUN="$DATA/run"
+rm -rf "$RUN"
+mkdir -p "$RUN/profiles"
+step "tempo_cv.py --subset small with $NAVISCAN"
+# --midi names a folder with no truth.json: the small subset holds no MIDI track
+JOBS="$JOBS" NAVISCAN="$NAVISCAN" "$PY" "$LAB/tempo_cv.py" --subset small --modules "$DATA/modtempo" \
+    --styles "$DATA/styles" --midi "$RUN/no-midi" --cache "$RUN/cv-cache" --json "$RUN/cv.json" | tee "$RUN/cv.txt"
+n_small=$(echo $MODULES $SEED1 $SEED2 | wc -w)
+"$PY" - "$RUN/cv.json" "$n_small" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); want = int(sys.argv[2])
+got = len(r['predictions'])
+if got != want:
+    sys.exit(f'ERROR: tempo_cv.py scored {got} of the small set\'s {want} tracks (a render or a dump is missing)')
+print(f'# tempo_cv.py: {got}/{want} tracks scored in {len(r["folds"])} folds')
+PY
+
+step "beat_level_cv.py --subset small (the shipped level model, same folds)"
+"$PY" "$LAB/beat_level_cv.py" --subset small --modules "$DATA/modtempo" --styles "$DATA/styles" \
+    --midi "$RUN/no-midi" --cache "$RUN/cv-cache" --json "$RUN/level.json" | tee "$RUN/level.txt"
+
+# 4. beat grids of the grooves (beat times in the generator's truth)
+step "profiles of the grooves (naviscan analyze --dj) and their beat grids"
+"$PY" - "$RUN/beats-truth.json" "$DATA/styles/seed1/truth.json" "$DATA/styles/seed2/truth.json" <<'PY'
+import json, sys
+clips = [c for p in sys.argv[2:] for c in json.load(open(p))['clips']]
+json.dump({'clips': clips}, open(sys.argv[1], 'w'))
+PY
+for seed in 1 2; do
+    names=$([ $seed = 1 ] && echo "$SEED1" || echo "$SEED2")
+    for n in $names; do echo "$DATA/styles/seed$seed/wav/$n.wav"; done
+done | xargs -P "$JOBS" -I{} sh -c 'f="$1"; out="$2/$(basename "$f" .wav).json"
+    nice -n 19 "$3" analyze "$f" --dj > "$out.tmp" && mv "$out.tmp" "$out" ||
+    { echo "ERROR: naviscan analyze $f failed" >&2; exit 1; }' _ {} "$RUN/profiles" "$NAVISCAN"
+"$PY" "$ROOT/scripts/lab/beats/score_beats.py" "$RUN/beats-truth.json" "$RUN/profiles" --per-file | tee "$RUN/beats.txt"
+n_beats=$("$PY" -c 'import json, sys; print(sum(bool(c["beats_s"]) for c in json.load(open(sys.argv[1]))["clips"]))' "$RUN/beats-truth.json")
+grep -q "over $n_beats tracks" "$RUN/beats.txt" ||
+    { echo "ERROR: score_beats.py did not score all $n_beats grooves with a tempo" >&2; exit 1; }
+step "done: reports in $RUN (cv.txt, beats.txt)"
