@@ -28,7 +28,7 @@ Truth rules (docs/tempo-dev-set.md explains them):
     of quarters (7/16, 5/8, 7/8 ...).
   * skipped (with the reason, in index.json and truth.json): not a Standard MIDI File; type 2;
     no notes; the same notes (channel, key, tick) as a file kept before it (sorted path order);
-    music span (first onset to last note-off) < 20 s; grid lock < 0.75: fewer than 75 % of note
+    music span (first onset to last note-off) < 20 s; a render shorter than half the score; grid lock < 0.75: fewer than 75 % of note
     onsets lie in the 12 most used of 48 equal phase bins of the quarter note (quantised music
     puts nearly all onsets on a few phases; a free performance recorded against a nominal tempo map
     spreads them evenly, 25 %), i.e. the tempo map does not describe the music's pulse.
@@ -477,6 +477,11 @@ def cmd_truth(a):
                     continue
                 wavp = p[:-4] + '.wav'
                 dur = sf.info(wavp).frames / SR
+                if dur < 0.5 * (e['music_end_s'] or 0):
+                    # the synthesiser stopped early (freedink's Sound/104.mid renders 1.5 ms): nothing to score
+                    skipped.append({'package': e['package'], 'source_midi': e['source_midi'], 'soundfont': font,
+                                    'skip': f'render of {dur:.3f} s for a {e["music_end_s"]:.0f} s score'})
+                    continue
                 t = {'relative_path': rel, 'package': e['package'], 'source_midi': e['source_midi'],
                      'soundfont': font, 'format': ext, 'duration_s': round(dur, 6)}
                 for k in ('bpm', 'bpm_felt', 'beat_unit', 'time_signature', 'time_signatures', 'beats_per_bar',

@@ -4,7 +4,8 @@ JSON profiles against the MIDI dev set's truth (build.sh; docs/tempo-dev-set.md)
 
 A profile is any *.json below PROFILES_DIR with a "relative_path" (as naviscan writes it when it scans
 OUTDIR/audio: "fluidr3/simutrans-data/music__01-Simutrans-Main-Theme.wav") and a "bpm" (null = "no
-tempo"); optional "bpm_confidence", "beats" (list of seconds) or "first_beat" (seconds).
+tempo"); optional "bpm_confidence", "beat_grid" (naviscan's segments), "beats" (list of seconds) or
+"first_beat" (seconds).
 
 Tempo, as ../shared/modtempo/score.py defines it (same tolerance, factors and folding):
   ACC1         |bpm - truth| <= 4 % of truth; truth = the main tempo in quarter notes per minute
@@ -15,8 +16,8 @@ Tempo, as ../shared/modtempo/score.py defines it (same tolerance, factors and fo
   null         bpm null although the song has a tempo (every song here has one)
   no profile   counted as a miss in every rate (the rates divide by all truth files in the row)
 Beat F-measure (MIREX / mir_eval): estimated beats against beats_s, both without the beats before
-5 s, a hit within +-70 ms, one-to-one; F = 2PR/(P+R). Estimated beats are the profile's "beats" when
-present, else a constant grid first_beat + k*60/bpm up to the end of the file (bpm and first_beat
+5 s, a hit within +-70 ms, one-to-one; F = 2PR/(P+R). Estimated beats are the profile's beat_grid or
+"beats" when present, else a constant grid first_beat + k*60/bpm up to the end of the file (bpm and first_beat
 needed; a null bpm scores F = 0).
 Rows: per --by group and "all"; --by package also splits "all" by truth tempo (< 100 / >= 100 BPM)
 and by steadiness. WAV files only unless --format says otherwise (default for --by soundfont: all).
@@ -70,6 +71,10 @@ def f_measure(ref, est, window=0.07, skip=5.0):
 
 
 def est_beats(prof, duration):
+    grid = prof.get('beat_grid')
+    if isinstance(grid, dict) and grid.get('segments') is not None and prof.get('bpm'):
+        # naviscan 0.5: the grid's segments (docs/profile-format.md, "Beat grid")
+        return [s['start'] + k * s['interval'] for s in grid['segments'] for k in range(s['count'])]
     b = prof.get('beats')
     if isinstance(b, list) and b:
         return [float(x['time'] if isinstance(x, dict) else x) for x in b]
