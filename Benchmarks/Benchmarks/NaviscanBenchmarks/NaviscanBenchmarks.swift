@@ -162,6 +162,23 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
     }
+    // The tempo decision alone on the 4-minute track's onset summary (made once, outside the
+    // measurement): the beats tracked at every candidate's period to choose the level, then the
+    // whole track's beat grid. Beside track.vis+dj.flac-4min it is the beat tracker's share of a scan.
+    Benchmark("stage.tempo-decision+beat-grid") { b in
+        let mono = Array(material.signal.samples.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
+        let envelope = try OnsetEnvelope(inputRate: 44_100)
+        mono.withUnsafeBufferPointer { all in
+            for start in stride(from: 0, to: all.count, by: 4096) {
+                envelope.process(UnsafeBufferPointer(rebasing: all[start..<min(start + 4096, all.count)]))
+            }
+        }
+        let summary = envelope.finish()
+        try measureRealtime(b) {
+            blackHole(TempoEstimator(config: .init()).estimate(summary))
+            return 240
+        }
+    }
     // One "more like this" query over 100,000 tracks (brute force, one core); the index is built
     // once, outside the measurement, as the server builds it once per change of the store.
     Benchmark("similarity.query-100k", configuration: .init(timeUnits: .milliseconds)) { b in
