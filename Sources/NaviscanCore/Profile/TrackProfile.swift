@@ -232,8 +232,16 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         guard (0...1).contains(bpmConfidence), bpm.map({ (20...400).contains($0) }) ?? true else { throw fail("bpm \(bpm ?? 0) or its confidence is out of range") }
         guard silenceEnd >= 0, silenceStart >= 0, silenceEnd <= duration + 1, silenceStart <= duration + 1 else { throw fail("silence edges outside the track") }
         if let grid = beatGrid {
+            // Every beat inside the track, at most 20 a second: a damaged grid cannot make a reader
+            // write out billions of beats.
+            let maxBeats = Int(saturating: duration * 20) + 16
             guard grid.confidence.isFinite, (0...1).contains(grid.confidence),
-                  grid.segments.allSatisfy({ $0.start.isFinite && $0.interval.isFinite && $0.start >= 0 && $0.count >= 1 && $0.interval >= 0 && $0.interval < 10 }),
+                  grid.segments.count <= maxBeats,
+                  grid.segments.allSatisfy({ s in
+                      s.start.isFinite && s.interval.isFinite && s.start >= 0 && s.count >= 1 && s.count <= maxBeats
+                          && s.interval >= 0 && s.start + Double(s.count - 1) * s.interval <= duration + 1
+                  }),
+                  grid.segments.reduce(0, { $0 + $1.count }) <= maxBeats,
                   grid.meter.map({ (2...16).contains($0) }) ?? true,
                   grid.firstDownbeat.map({ $0 >= 0 && $0 < max(1, grid.meter ?? 1) }) ?? true
             else { throw fail("the beat grid is out of range") }

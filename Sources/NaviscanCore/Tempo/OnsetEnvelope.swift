@@ -33,7 +33,7 @@ public final class OnsetEnvelope {
         /// Periodicity is gathered for lags up to this long (four beats at 40 BPM).
         public var maxLagSeconds = 6.0
         /// How much of the envelope, from the first onset, is kept for beat tracking (six hours: 2 MB
-        /// for both envelopes); the beat grid of a longer track ends there.
+        /// for both envelopes); past it the grid of a longer track goes on at its last interval.
         public var beatTrackingSeconds = 6 * 3600.0
 
         public init() {}

@@ -122,4 +122,22 @@ struct BeatGridTests {
         let future = String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\"version\":1", with: "\"version\":2")
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(BeatGrid.self, from: Data(future.utf8)) }
     }
+
+    @Test("A stored profile whose grid names more beats than the track can hold is refused")
+    func damagedGrid() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.file("groove.wav")
+        let beats = stride(from: 0.5, to: 20, by: 0.5).map { $0 }
+        try AudioFileWriter.write(.barGroove(beats: beats, beatsPerBar: 4, duration: 20), to: path, format: .wav16)
+        let json = try TrackProfileTests.profile(of: path).1
+        #expect(try StoredProfile.read(JSONSerialization.data(withJSONObject: json)).beatGrid?.beatCount ?? 0 > 30)
+        for segment: [String: Any] in [["start": 0.5, "interval": 0.5, "count": 1_000_000_000_000],
+                                        ["start": 0.5, "interval": 0.5, "count": 200], ["start": -1, "interval": 0.5, "count": 4]] {
+            var damaged = json
+            var grid = try #require(damaged["beat_grid"] as? [String: Any])
+            grid["segments"] = [segment]
+            damaged["beat_grid"] = grid
+            #expect(throws: StoredProfileError.self) { try StoredProfile.read(JSONSerialization.data(withJSONObject: damaged)) }
+        }
+    }
 }
