@@ -141,6 +141,10 @@ struct ServerTests {
                 let body = try json(response.body)
                 #expect((body["beats"] as? [Double])?.isEmpty == true && body["first_beat"] is NSNull)
             }
+            try await client.execute(uri: "/track?relative_path=groove.flac", method: .get) { response in
+                let html = String(buffer: response.body)
+                #expect(html.contains("beats (steady), 4 beats to the bar"), "the track page names the grid")
+            }
             try await client.execute(uri: "/smart-dj/beats?relative_path=groove.flac&from=-1", method: .get) { response in
                 #expect(response.status == .badRequest)
             }

@@ -41,6 +41,8 @@ struct WebPageTests {
                 #expect(response.status == .ok)
                 let html = String(buffer: response.body)
                 #expect(html.contains("<dt>Duration</dt><dd>0:03 (3.000 s)</dd>"))
+                // A sine has no beats; the groove test in ServerTests serves a grid.
+                #expect(html.contains("<dt>Beat grid</dt><dd>no beats</dd>"))
                 #expect(html.contains("<audio id=\"audio\""))
                 #expect(html.contains("src=\"stream?relative_path=Artist/One.flac\""))
                 #expect(html.contains("<canvas id=\"visualizer\""))

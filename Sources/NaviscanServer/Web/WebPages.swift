@@ -105,6 +105,14 @@ enum WebText {
     }
 
     /// The profile's fields as label/value pairs, in the order a person reads them.
+    /// "480 beats in 1 run, 4 beats to the bar, confidence 0.87".
+    static func beatGrid(_ grid: BeatGrid?) -> String {
+        guard let grid, grid.beatCount > 0 else { return "no beats" }
+        let runs = grid.segments.count == 1 ? "steady" : "\(grid.segments.count) runs of steady tempo"
+        let bars = grid.meter.map { "\($0) beats to the bar" } ?? "bars unclear"
+        return String(format: "%d beats (%@), %@, confidence %.2f", grid.beatCount, runs, bars, grid.confidence)
+    }
+
     static func profileFields(_ profile: TrackProfile) -> [[String: String]] {
         func num(_ value: Double?, _ digits: Int = 2, _ unit: String = "") -> String { number(value, digits: digits, unit: unit) }
         var fields: [(String, String)] = [
@@ -112,6 +120,7 @@ enum WebText {
             ("Duration", duration(profile.duration) + " (" + num(profile.duration, 3, " s") + ")"),
             ("Tempo", profile.bpm.map { String(format: "%.2f BPM, confidence %.2f", $0, profile.bpmConfidence) } ?? "no steady beat"),
             ("First beat", num(profile.firstBeat, 3, " s")),
+            ("Beat grid", beatGrid(profile.beatGrid)),
             ("Sound starts (leading silence ends)", num(profile.silenceEnd, 3, " s")),
             ("Sound ends (trailing silence starts)", num(profile.silenceStart, 3, " s")),
             ("Loudness", num(profile.lufs, 2, " LUFS")), ("Loudness range", num(profile.loudnessRange, 2, " LU")),
