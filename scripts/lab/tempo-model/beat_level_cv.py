@@ -275,7 +275,7 @@ def main():
         folds.append(info)
         print(f'# fold {s}: ' + '; '.join(f'{v} lam {info[v]["lam"]} thr {info[v]["thr"]} ({info[v]["rule"]})'
                                           for v in preds), flush=True)
-    res = {'shipped': tc.table('naviscan 0.4 model (reference; in-sample for grooves:seed1)', shipped, items)}
+    res = {'shipped': tc.table('the previous autocorrelation-only model (reference; in-sample for grooves:seed1)', shipped, items)}
     for v in preds:
         res[v] = tc.table(f'held out: {v}', preds[v], items)
     # the weights every variant ships: fitted on ALL data

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""tempo_cv.py -- leave-one-package-out cross-validation of naviscan 0.4's tempo model (the 22-feature
-autocorrelation model; since 0.5 the level is chosen from beats: beat_level_cv.py measures that model on the
-same folds and reads the dumps this script makes).
+"""tempo_cv.py -- leave-one-package-out cross-validation of naviscan's previous tempo model (the
+22-feature autocorrelation model; the level is now chosen from beats: beat_level_cv.py measures that model
+on the same folds and reads the dumps this script makes).
 
 Sources (one fold each): every Debian package of the tracker-module set (../shared/modtempo, rendered
 WAVs + truth.json), every package of the MIDI dev set (scripts/lab/miditempo, WAVs of both fonts),
@@ -9,7 +9,7 @@ and the rendered grooves of ../shared/tempo/make_tempo_corpus.py split by seed (
 
 1. dump: `naviscan analyze FILE --dj --dump-onset-bands` for every WAV (cached under --cache, default
    ~/.cache/naviscan-tempo-cv/<set>/...; existing dumps are skipped). The profile JSON is kept beside
-   the dump (used by --check, which compares this script's twin of the 0.4 model with a 0.4 binary).
+   the dump (used by --check, which compares this script's twin of the previous model with a binary that has it).
 2. for each source P: everything data-chosen is chosen on the OTHER sources only --
    - the 22 octave-model weights, with fit_tempo_model.py's conditional logit (`fit`, same learning
      rate and iterations; labels: candidates within 4 % of the truth folded into 60-200 BPM);
@@ -349,7 +349,7 @@ def main():
     t_cv = time.time() - t0
     res_h = table('held out (leave one package out; weights, lam and centre fitted without the package)', held, items)
     in_sample = lambda s: 'in-sample (fitted on seed 1)' if s == 'grooves:seed1' else 'out-of-sample for the weights'
-    res_s = table('naviscan 0.4 weights and centre', shipped, items, in_sample)
+    res_s = table('the previous model\'s weights and centre', shipped, items, in_sample)
     print('\nmisses held out (source, track, truth, held-out bpm, shipped bpm):')
     for it in items:
         if it['truth'] and (held[it['key']] is None or not close(held[it['key']], fold(it['truth']))):
