@@ -26,7 +26,7 @@ public enum BeatEnvelope {
 ///
 ///     C(t) = L(t) + max over τ ∈ [t − 2p, t − p/2] of C(τ) − α·ln((t − τ)/p)²
 ///
-/// (a fresh start where no predecessor scores above 0). The last beat is the last local maximum of C
+/// (a fresh start where no predecessor scores 0 or more). The last beat is the last local maximum of C
 /// above half the median of its local maxima; the sequence is read back from there, and leading and
 /// trailing beats weaker than half the RMS of the beats' local score are dropped (the fade-in, the
 /// fade-out). Time is linear in the track (about 1.5·p operations per hop).
@@ -37,84 +37,45 @@ public enum BeatEnvelope {
 /// 0.98, fewer grids that drift through a breakdown); docs/profile-format.md has the held-out figures.
 public struct BeatTracker {
     /// α, the weight of a beat's distance from the period.
-    public static let tightness: Float = 400
+    public static let tightness = 400.0
 
     public struct Result: Equatable {
         /// Beat positions in hops of the envelope, increasing, placed between hops by a parabola
         /// through the local score.
         public var beats: [Double]
-        /// The mean of the (normalised) envelope on the beats over its mean everywhere, in [0, ∞):
-        /// 1 when beats fall where onsets fall no more than anywhere else.
+        /// The mean of the envelope on the beats (its maximum within ±2 hops) over its mean
+        /// everywhere, in [0, ∞).
         public var onBeatRatio: Double
     }
 
     private let envelope: [Float]
-    private let local: [Float]
-    private let mean: Float
+    private let local: [Double]
 
-    /// `envelope`: the onset strength per hop. The smoothing width needs the period; it is set per
-    /// call in `track`.
+    /// `envelope`: the onset strength per hop.
     public init(envelope: [Float]) {
         self.envelope = envelope
-        let n = Float(max(1, envelope.count))
-        mean = envelope.reduce(0, +) / n
-        var variance: Float = 0
-        for v in envelope { variance += (v - mean) * (v - mean) }
-        let sd = (variance / n).squareRoot()
-        local = sd > 0 ? envelope.map { $0 / sd } : []
+        let n = Double(max(1, envelope.count))
+        let mean = envelope.reduce(0.0) { $0 + Double($1) } / n
+        let sd = (envelope.reduce(0.0) { $0 + (Double($1) - mean) * (Double($1) - mean) } / n).squareRoot()
+        local = sd > 0 ? envelope.map { Double($0) / sd } : []
     }
 
-    /// The beat sequence for a beat period of `period` hops (≥ 2), over `range` of the envelope
-    /// (all of it by default).
-    public func track(period: Double, range: Range<Int>? = nil) -> Result {
+    /// The beat sequence for a beat period of `period` hops (≥ 2).
+    public func track(period: Double) -> Result {
         let empty = Result(beats: [], onBeatRatio: 0)
-        let range = range ?? 0..<local.count
-        let n = range.count
-        guard period >= 2, n > Int(2 * period), !local.isEmpty else { return empty }
+        let n = local.count
+        guard period >= 2, n > Int(2 * period) else { return empty }
         // Smoothed local score.
         let sigma = period / 32
         let reach = max(1, Int((3 * sigma).rounded(.up)))
-        let kernel = (-reach...reach).map { Float(exp(-0.5 * pow(Double($0) / max(sigma, 0.5), 2))) }
-        var score = [Float](repeating: 0, count: n)
-        local.withUnsafeBufferPointer { l in
-            kernel.withUnsafeBufferPointer { k in
-                let base = range.lowerBound
-                for t in 0..<n {
-                    var s: Float = 0
-                    let lo = max(-reach, -t), hi = min(reach, n - 1 - t)
-                    var j = lo
-                    while j <= hi { s += k[j + reach] * l[base + t + j]; j += 1 }
-                    score[t] = s
-                }
-            }
+        let kernel = (-reach...reach).map { exp(-0.5 * pow(Double($0) / max(sigma, 0.5), 2)) }
+        var score = [Double](repeating: 0, count: n)
+        for t in 0..<n {
+            var s = 0.0
+            for j in max(-reach, -t)...min(reach, n - 1 - t) { s += kernel[j + reach] * local[t + j] }
+            score[t] = s
         }
-        // Transition weights for every allowed gap.
-        let shortest = max(1, Int((period / 2).rounded())), longest = Int((2 * period).rounded())
-        let weights = (shortest...longest).map { d -> Float in
-            let x = log(Double(d) / period)
-            return -Self.tightness * Float(x * x)
-        }
-        var cumulative = [Float](repeating: 0, count: n)
-        var back = [Int32](repeating: -1, count: n)
-        score.withUnsafeBufferPointer { s in
-            weights.withUnsafeBufferPointer { w in
-                cumulative.withUnsafeMutableBufferPointer { c in
-                    back.withUnsafeMutableBufferPointer { b in
-                        for t in 0..<n {
-                            var best: Float = 0, from = -1
-                            var d = shortest
-                            while d <= longest, d <= t {
-                                let v = c[t - d] + w[d - shortest]
-                                if v > best { best = v; from = t - d }
-                                d += 1
-                            }
-                            c[t] = s[t] + best
-                            b[t] = Int32(from)
-                        }
-                    }
-                }
-            }
-        }
+        let (cumulative, back) = Self.cumulativeScore(score, period: period, tightness: Self.tightness)
         // The last beat: the last local maximum of C above half the median of the local maxima.
         var maxima: [Int] = []
         for t in 1..<(n - 1) where cumulative[t] > cumulative[t - 1] && cumulative[t] >= cumulative[t + 1] { maxima.append(t) }
@@ -122,42 +83,109 @@ public struct BeatTracker {
         let sortedValues = maxima.map { cumulative[$0] }.sorted()
         let median = sortedValues[sortedValues.count / 2]
         guard let last = maxima.last(where: { cumulative[$0] > 0.5 * median }) else { return empty }
-        var hops: [Int] = []
-        var t = last
-        while t >= 0 {
-            hops.append(t)
-            t = Int(back[t])
-        }
-        hops.reverse()
+        let hops = Self.backtrace(back, from: last)
         // Trim weak beats at both ends: the local score smoothed over 5 hops (a Hann window), against
         // half the RMS over the beats.
-        func smoothed(_ t: Int) -> Float {
-            let w: [Float] = [0.25, 0.75, 1, 0.75, 0.25]
-            var s: Float = 0
+        func smoothed(_ t: Int) -> Double {
+            let w = [0.25, 0.75, 1, 0.75, 0.25]
+            var s = 0.0
             for (i, weight) in w.enumerated() where t + i - 2 >= 0 && t + i - 2 < n { s += weight * score[t + i - 2] }
             return s
         }
         let strengths = hops.map(smoothed)
-        let rms = (strengths.reduce(0) { $0 + $1 * $1 } / Float(max(1, strengths.count))).squareRoot()
+        let rms = (strengths.reduce(0) { $0 + $1 * $1 } / Double(max(1, strengths.count))).squareRoot()
         guard let first = strengths.firstIndex(where: { $0 >= 0.5 * rms }),
               let end = strengths.lastIndex(where: { $0 >= 0.5 * rms }) else { return empty }
         let kept = hops[first...end]
         let beats = kept.map { t -> Double in
-            guard t > 0, t + 1 < n else { return Double(t + range.lowerBound) }
-            let a = Double(score[t - 1]), b = Double(score[t]), c = Double(score[t + 1])
+            guard t > 0, t + 1 < n else { return Double(t) }
+            let a = score[t - 1], b = score[t], c = score[t + 1]
             let denominator = a - 2 * b + c
             let offset = denominator < 0 ? max(-0.5, min(0.5, 0.5 * (a - c) / denominator)) : 0
-            return Double(t + range.lowerBound) + offset
+            return Double(t) + offset
         }
-        var onBeats: Float = 0
+        var onBeats = 0.0
         for t in kept {
             var peak: Float = 0
-            for j in max(0, t - 2)...min(n - 1, t + 2) { peak = max(peak, envelope[range.lowerBound + j]) }
-            onBeats += peak
+            for j in max(0, t - 2)...min(n - 1, t + 2) { peak = max(peak, envelope[j]) }
+            onBeats += Double(peak)
         }
-        var everywhere: Float = 0
-        for t in range { everywhere += envelope[t] }
-        let ratio = everywhere > 0 ? Double(onBeats / Float(kept.count)) / Double(everywhere / Float(n)) : 0
+        let everywhere = envelope.reduce(0.0) { $0 + Double($1) }
+        let ratio = everywhere > 0 ? (onBeats / Double(kept.count)) / (everywhere / Double(n)) : 0
         return Result(beats: beats, onBeatRatio: ratio)
+    }
+
+    /// The dynamic programme: C(t) = x(t) + max over gaps d in [round(p/2), round(2p)] of
+    /// C(t − d) − α·ln(d/p)², or C(t) = x(t) with no predecessor (−1) where that maximum is below 0;
+    /// on equal values the shorter gap wins. Each hop's best predecessor is found four values at a time.
+    static func cumulativeScore(_ x: [Double], period p: Double, tightness: Double) -> (score: [Double], back: [Int]) {
+        let n = x.count
+        var c = [Double](repeating: 0, count: n)
+        var back = [Int](repeating: -1, count: n)
+        let shortest = max(1, Int((p / 2).rounded())), longest = Int((2 * p).rounded())
+        guard n > 0, longest >= shortest else { return (x, back) }
+        // reversed[j] is the penalty of the predecessor τ = t − longest + j (gap longest − j), so each
+        // hop's window is one contiguous run of C.
+        let reversed = (0...(longest - shortest)).map { j -> Double in
+            let r = log(Double(longest - j) / p)
+            return -tightness * r * r
+        }
+        c.withUnsafeMutableBufferPointer { cBuffer in
+            back.withUnsafeMutableBufferPointer { back in
+                reversed.withUnsafeBufferPointer { rBuffer in
+                    x.withUnsafeBufferPointer { x in
+                        let c = cBuffer.baseAddress!, r = rBuffer.baseAddress!
+                        for t in 0..<n {
+                            let highest = t - shortest
+                            guard highest >= 0 else { c[t] = x[t]; continue }
+                            let lowest = max(0, t - longest)
+                            let offset = lowest - (t - longest)
+                            // Lane by lane and across lanes, the later τ (the shorter gap) wins ties.
+                            var best4 = SIMD4<Double>(repeating: -.infinity)
+                            var at4 = SIMD4<Int64>(repeating: -1)
+                            var lanes = SIMD4<Int64>(0, 1, 2, 3) &+ Int64(lowest)
+                            var tau = lowest
+                            while tau + 3 <= highest {
+                                let v = UnsafeRawPointer(c + tau).loadUnaligned(as: SIMD4<Double>.self)
+                                    + UnsafeRawPointer(r + offset + (tau - lowest)).loadUnaligned(as: SIMD4<Double>.self)
+                                let better = v .>= best4
+                                best4.replace(with: v, where: better)
+                                at4.replace(with: lanes, where: better)
+                                lanes &+= 4
+                                tau += 4
+                            }
+                            var best = -Double.infinity, from = -1
+                            for lane in 0..<4 where best4[lane] > best || (best4[lane] == best && Int(at4[lane]) > from) {
+                                best = best4[lane]
+                                from = Int(at4[lane])
+                            }
+                            while tau <= highest {
+                                let v = c[tau] + r[offset + (tau - lowest)]
+                                if v >= best { best = v; from = tau }
+                                tau += 1
+                            }
+                            if best >= 0 {
+                                c[t] = x[t] + best
+                                back[t] = from
+                            } else {
+                                c[t] = x[t]
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return (c, back)
+    }
+
+    /// The beats read back from `last` through the predecessors, in time order.
+    static func backtrace(_ back: [Int], from last: Int) -> [Int] {
+        var out: [Int] = []
+        var t = last
+        while t >= 0 {
+            out.append(t)
+            t = back[t]
+        }
+        return out.reversed()
     }
 }

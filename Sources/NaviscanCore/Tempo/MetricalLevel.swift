@@ -110,77 +110,14 @@ struct MetricalLevel {
         return (phases.max()! - phases.min()!) / mean
     }
 
-    /// Beat hops by the dynamic programme above (ties: the shortest gap; the earliest best end). Each
-    /// hop's best predecessor is found four values at a time: this runs for every candidate tempo.
+    /// Beat hops by the dynamic programme above (`BeatTracker.cumulativeScore`), read back from the
+    /// best score of the last period (the earliest on ties).
     static func beats(_ x: [Double], period p: Double) -> [Int] {
-        let n = x.count
-        guard n > 0 else { return [] }
-        let shortest = max(1, Int((p / 2).rounded())), longest = Int((2 * p).rounded())
-        guard longest >= shortest else { return [] }
-        let penalty = (shortest...longest).map { d -> Double in
-            let r = log(Double(d) / p)
-            return -tightness * r * r
-        }
-        // The gaps' penalties in the order of the predecessors they apply to: reversed[j] is the
-        // penalty of τ = t − longest + j, so each hop's window is one contiguous run of c.
-        let span = longest - shortest
-        let reversed = (0...span).map { penalty[span - $0] }
-        var c = [Double](repeating: 0, count: n)
-        var back = [Int](repeating: -1, count: n)
-        c.withUnsafeMutableBufferPointer { cBuffer in
-            back.withUnsafeMutableBufferPointer { back in
-                reversed.withUnsafeBufferPointer { rBuffer in
-                    x.withUnsafeBufferPointer { x in
-                        let c = cBuffer.baseAddress!, r = rBuffer.baseAddress!
-                        for t in 0..<n {
-                            let highest = t - shortest
-                            guard highest >= 0 else { c[t] = x[t]; continue }
-                            let lowest = max(0, t - longest)
-                            let offset = lowest - (t - longest)
-                            // The best predecessor, four at a time; on equal values the later τ (the
-                            // shorter gap) wins, lane by lane and across lanes.
-                            var best4 = SIMD4<Double>(repeating: -.infinity)
-                            var at4 = SIMD4<Int64>(repeating: -1)
-                            var lanes = SIMD4<Int64>(0, 1, 2, 3) &+ Int64(lowest)
-                            var tau = lowest
-                            while tau + 3 <= highest {
-                                let v = UnsafeRawPointer(c + tau).loadUnaligned(as: SIMD4<Double>.self)
-                                    + UnsafeRawPointer(r + offset + (tau - lowest)).loadUnaligned(as: SIMD4<Double>.self)
-                                let better = v .>= best4
-                                best4.replace(with: v, where: better)
-                                at4.replace(with: lanes, where: better)
-                                lanes &+= 4
-                                tau += 4
-                            }
-                            var best = -Double.infinity, from = -1
-                            for lane in 0..<4 where best4[lane] > best || (best4[lane] == best && Int(at4[lane]) > from) {
-                                best = best4[lane]
-                                from = Int(at4[lane])
-                            }
-                            while tau <= highest {
-                                let v = c[tau] + r[offset + (tau - lowest)]
-                                if v >= best { best = v; from = tau }
-                                tau += 1
-                            }
-                            if best >= 0 {
-                                c[t] = x[t] + best
-                                back[t] = from
-                            } else {
-                                c[t] = x[t]
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        let last = max(0, n - Int(p.rounded()))
+        guard !x.isEmpty else { return [] }
+        let (c, back) = BeatTracker.cumulativeScore(x, period: p, tightness: tightness)
+        let last = max(0, x.count - Int(p.rounded()))
         var t = last
-        for i in last..<n where c[i] > c[t] { t = i }
-        var out: [Int] = []
-        while t >= 0 {
-            out.append(t)
-            t = back[t]
-        }
-        return out.reversed()
+        for i in last..<x.count where c[i] > c[t] { t = i }
+        return BeatTracker.backtrace(back, from: t)
     }
 }
