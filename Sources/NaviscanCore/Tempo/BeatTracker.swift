@@ -117,23 +117,26 @@ public struct BeatTracker {
 
     /// The dynamic programme: C(t) = x(t) + max over gaps d in [round(p/2), round(2p)] of
     /// C(t − d) − α·ln(d/p)², or C(t) = x(t) with no predecessor (−1) where that maximum is below 0;
-    /// on equal values the shorter gap wins. Each hop's best predecessor is found four values at a time.
+    /// on equal values the shorter gap wins. It runs for every candidate tempo, so each hop's best
+    /// predecessor is found four values at a time, in single precision (a score summed over six hours
+    /// stays below a million, where a Float still tells apart values 0.06 apart).
     static func cumulativeScore(_ x: [Double], period p: Double, tightness: Double) -> (score: [Double], back: [Int]) {
         let n = x.count
-        var c = [Double](repeating: 0, count: n)
+        var c = [Float](repeating: 0, count: n)
         var back = [Int](repeating: -1, count: n)
         let shortest = max(1, Int((p / 2).rounded())), longest = Int((2 * p).rounded())
         guard n > 0, longest >= shortest else { return (x, back) }
+        let input = x.map { Float($0) }
         // reversed[j] is the penalty of the predecessor τ = t − longest + j (gap longest − j), so each
         // hop's window is one contiguous run of C.
-        let reversed = (0...(longest - shortest)).map { j -> Double in
+        let reversed = (0...(longest - shortest)).map { j -> Float in
             let r = log(Double(longest - j) / p)
-            return -tightness * r * r
+            return Float(-tightness * r * r)
         }
         c.withUnsafeMutableBufferPointer { cBuffer in
             back.withUnsafeMutableBufferPointer { back in
                 reversed.withUnsafeBufferPointer { rBuffer in
-                    x.withUnsafeBufferPointer { x in
+                    input.withUnsafeBufferPointer { x in
                         let c = cBuffer.baseAddress!, r = rBuffer.baseAddress!
                         for t in 0..<n {
                             let highest = t - shortest
@@ -141,20 +144,20 @@ public struct BeatTracker {
                             let lowest = max(0, t - longest)
                             let offset = lowest - (t - longest)
                             // Lane by lane and across lanes, the later τ (the shorter gap) wins ties.
-                            var best4 = SIMD4<Double>(repeating: -.infinity)
-                            var at4 = SIMD4<Int64>(repeating: -1)
-                            var lanes = SIMD4<Int64>(0, 1, 2, 3) &+ Int64(lowest)
+                            var best4 = SIMD4<Float>(repeating: -.infinity)
+                            var at4 = SIMD4<Int32>(repeating: -1)
+                            var lanes = SIMD4<Int32>(0, 1, 2, 3) &+ Int32(lowest)
                             var tau = lowest
                             while tau + 3 <= highest {
-                                let v = UnsafeRawPointer(c + tau).loadUnaligned(as: SIMD4<Double>.self)
-                                    + UnsafeRawPointer(r + offset + (tau - lowest)).loadUnaligned(as: SIMD4<Double>.self)
+                                let v = UnsafeRawPointer(c + tau).loadUnaligned(as: SIMD4<Float>.self)
+                                    + UnsafeRawPointer(r + offset + (tau - lowest)).loadUnaligned(as: SIMD4<Float>.self)
                                 let better = v .>= best4
                                 best4.replace(with: v, where: better)
                                 at4.replace(with: lanes, where: better)
                                 lanes &+= 4
                                 tau += 4
                             }
-                            var best = -Double.infinity, from = -1
+                            var best = -Float.infinity, from = -1
                             for lane in 0..<4 where best4[lane] > best || (best4[lane] == best && Int(at4[lane]) > from) {
                                 best = best4[lane]
                                 from = Int(at4[lane])
@@ -175,7 +178,7 @@ public struct BeatTracker {
                 }
             }
         }
-        return (c, back)
+        return (c.map { Double($0) }, back)
     }
 
     /// The beats read back from `last` through the predecessors, in time order.
