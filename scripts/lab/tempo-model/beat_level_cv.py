@@ -197,18 +197,8 @@ def choose_lam(train, key, lams, k=3):
 
 
 def threshold(beatless, tempo):
-    """tempo_cv.choose_centre's rule on any statistic (higher = more beat)."""
-    tempo = [t for t in tempo if np.isfinite(t)]
-    if not beatless: return -np.inf, 'no beatless clip in training'
-    hi_b, lo_t = max(beatless), min(tempo)
-    if hi_b < lo_t: return (hi_b + lo_t) / 2, 'separable'
-    pts = sorted(set(beatless + tempo)); best = None
-    for a_, b_ in zip(pts, pts[1:]):
-        c = (a_ + b_) / 2
-        err = sum(s >= c for s in beatless) + sum(s < c for s in tempo)
-        key = (err, -(b_ - a_))
-        if best is None or key < best[0]: best = (key, c)
-    return best[1], f'overlap, {best[0][0]} training errors'
+    """tempo_cv.threshold's rule on any statistic (higher = more beat)."""
+    return tc.threshold(beatless, [t for t in tempo if np.isfinite(t)], -np.inf, 'no beatless clip in training')
 
 
 def gate(f):

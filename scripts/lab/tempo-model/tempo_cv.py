@@ -209,13 +209,16 @@ def octave_acc(items, w):
     return float(np.mean(ok)) if ok else 0.0
 
 
-def choose_centre(train, w):
-    beatless = [b[1] for it in train if it['truth'] is None and (b := best_score(it['f'], w))]
-    tempo = [b[1] if (b := best_score(it['f'], w)) else -np.inf for it in train if it['truth'] is not None]
-    if not beatless: return SHIPPED_CENTRE, 'no beatless clip in training: shipped 3.0'
-    hi_b, lo_t = max(beatless), min(t for t in tempo if np.isfinite(t))
+def threshold(beatless, tempo, default, default_reason):
+    """The README's rule on any statistic (higher = more beat): midway between the best-scoring beatless
+    clip and the worst-scoring track with a tempo; if those overlap, the threshold with the fewest
+    training errors (beatless clips at or above it, tracks with a tempo below it), midway in its widest
+    gap. `default` when there is no beatless clip."""
+    if not beatless: return default, default_reason
+    finite = [t for t in tempo if np.isfinite(t)]
+    hi_b, lo_t = max(beatless), min(finite)
     if hi_b < lo_t: return (hi_b + lo_t) / 2, 'separable'
-    pts = sorted(set(beatless + [t for t in tempo if np.isfinite(t)]))
+    pts = sorted(set(beatless + finite))
     best = None
     for a_, b_ in zip(pts, pts[1:]):
         c = (a_ + b_) / 2
@@ -223,6 +226,12 @@ def choose_centre(train, w):
         key = (err, -(b_ - a_))
         if best is None or key < best[0]: best = (key, c)
     return best[1], f'overlap, {best[0][0]} training errors'
+
+
+def choose_centre(train, w):
+    beatless = [b[1] for it in train if it['truth'] is None and (b := best_score(it['f'], w))]
+    tempo = [b[1] if (b := best_score(it['f'], w)) else -np.inf for it in train if it['truth'] is not None]
+    return threshold(beatless, tempo, SHIPPED_CENTRE, 'no beatless clip in training: shipped 3.0')
 
 
 def choose_lam(train, lams, k, iters):
