@@ -209,7 +209,9 @@ public struct BeatGrid: Codable, Sendable, Equatable {
     /// `segments` with the first run extended back to the sound's start and the last run on to its
     /// end, at their own intervals: a player's grid covers the intro and the outro the tracker found
     /// no onsets in (a pad, a breakdown, a fade).
-    /// Returns the segments and how many beats came before the first tracked one.
+    /// A first beat the least-squares line put a hair before 0 is dropped (no beat lies before the
+    /// track). Returns the segments and how many beats were added before the first tracked one
+    /// (negative when one was dropped).
     public static func extend(_ segments: [Segment], from soundStart: Double, to soundEnd: Double) -> (segments: [Segment], added: Int) {
         var out = segments
         var added = 0
@@ -229,6 +231,16 @@ public struct BeatGrid: Codable, Sendable, Equatable {
                 last.count += after
                 out[out.count - 1] = last
             }
+        }
+        while var first = out.first, first.start < 0 {
+            added -= 1
+            if first.count == 1 || first.interval <= 0 {
+                out.removeFirst()
+                continue
+            }
+            first.start = ((first.start + first.interval) * 10_000).rounded() / 10_000
+            first.count -= 1
+            out[0] = first
         }
         return (out, added)
     }

@@ -178,7 +178,7 @@ public struct TempoEstimator {
         let confidence = r > 1 ? (r - 1) / (r + 1) : 0
         // The phase counts from the first tracked beat; the beats added before it move the index.
         return BeatGrid(segments: extended.segments, meter: bars?.meter,
-                        firstDownbeat: bars.map { ($0.firstDownbeat + extended.added) % $0.meter },
+                        firstDownbeat: bars.map { (($0.firstDownbeat + extended.added) % $0.meter + $0.meter) % $0.meter },
                         confidence: (confidence * 1000).rounded() / 1000)
     }
 

@@ -105,6 +105,10 @@ struct BeatGridTests {
         let wandering = before + astray + after
         let bridged = BeatGrid.bridged(BeatGrid.segments(of: wandering))
         #expect(bridged.count == 1 && bridged[0].count == 88, "\(bridged)")
+        // A line whose first beat falls a hair before the track starts loses that beat; a grid never
+        // lists a beat before 0 (a stored profile with one would be refused as damaged).
+        let early = BeatGrid.extend([BeatGrid.Segment(start: -0.0022, interval: 0.5, count: 10)], from: 0, to: 4.6)
+        #expect(early.segments == [BeatGrid.Segment(start: 0.4978, interval: 0.5, count: 9)] && early.added == -1, "\(early)")
     }
 
     @Test("A 3-hour steady track's grid stays small, and round-trips through JSON")
