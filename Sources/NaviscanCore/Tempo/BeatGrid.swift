@@ -51,9 +51,12 @@ public struct BeatGrid: Codable, Sendable, Equatable {
     public var interval: Double? { segments.count == 1 ? segments[0].interval : nil }
 
     /// Every beat, seconds, increasing.
-    public var beats: [Double] {
+    public var beats: [Double] { Self.beats(of: segments) }
+
+    /// The beats of `segments`, seconds to the millisecond.
+    public static func beats(of segments: [Segment]) -> [Double] {
         var out: [Double] = []
-        out.reserveCapacity(beatCount)
+        out.reserveCapacity(segments.reduce(0) { $0 + $1.count })
         for s in segments {
             for k in 0..<s.count { out.append(((s.start + Double(k) * s.interval) * 1000).rounded() / 1000) }
         }

@@ -17,6 +17,23 @@ public enum BeatEnvelope {
         let table = values
         return codes.map { table[Int($0)] }
     }
+
+    /// The largest value of an envelope (never negative) within `reach` hops of hop `h`, the window
+    /// cut at the ends; 0 for a hop outside it. What a beat "collects" from onsets a hop or two off.
+    static func peak<T: BinaryFloatingPoint>(_ v: [T], at h: Int, reach: Int) -> T {
+        guard h + reach >= 0, h - reach < v.count else { return 0 }
+        var p: T = 0
+        for j in max(0, h - reach)...min(v.count - 1, h + reach) { p = max(p, v[j]) }
+        return p
+    }
+
+    /// `v` over its (population) standard deviation; nil when `v` is constant.
+    static func standardised(_ v: [Double]) -> [Double]? {
+        let n = Double(max(1, v.count))
+        let mean = v.reduce(0, +) / n
+        let sd = (v.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / n).squareRoot()
+        return sd > 0 ? v.map { $0 / sd } : nil
+    }
 }
 
 /// Beats by dynamic programming over an onset envelope (Ellis, "Beat tracking by dynamic programming",
@@ -54,10 +71,7 @@ public struct BeatTracker {
     /// `envelope`: the onset strength per hop.
     public init(envelope: [Float]) {
         self.envelope = envelope
-        let n = Double(max(1, envelope.count))
-        let mean = envelope.reduce(0.0) { $0 + Double($1) } / n
-        let sd = (envelope.reduce(0.0) { $0 + (Double($1) - mean) * (Double($1) - mean) } / n).squareRoot()
-        local = sd > 0 ? envelope.map { Double($0) / sd } : []
+        local = BeatEnvelope.standardised(envelope.map { Double($0) }) ?? []
     }
 
     /// The beat sequence for a beat period of `period` hops (≥ 2).
@@ -104,12 +118,7 @@ public struct BeatTracker {
             let offset = denominator < 0 ? max(-0.5, min(0.5, 0.5 * (a - c) / denominator)) : 0
             return Double(t) + offset
         }
-        var onBeats = 0.0
-        for t in kept {
-            var peak: Float = 0
-            for j in max(0, t - 2)...min(n - 1, t + 2) { peak = max(peak, envelope[j]) }
-            onBeats += Double(peak)
-        }
+        let onBeats = kept.reduce(0.0) { $0 + Double(BeatEnvelope.peak(envelope, at: $1, reach: 2)) }
         let everywhere = envelope.reduce(0.0) { $0 + Double($1) }
         let ratio = everywhere > 0 ? (onBeats / Double(kept.count)) / (everywhere / Double(n)) : 0
         return Result(beats: beats, onBeatRatio: ratio)

@@ -56,14 +56,8 @@ struct MetricalLevel {
         e = summary.beatEnvelope[start..<end].map { Double(table[Int($0)]) }
         let lowCodes = summary.lowBeatEnvelope.count == summary.beatEnvelope.count ? Array(summary.lowBeatEnvelope[start..<end]) : []
         let l = lowCodes.isEmpty ? [Double](repeating: 0, count: e.count) : lowCodes.map { Double(table[Int($0)]) }
-        func scaled(_ x: [Double]) -> [Double] {
-            let n = Double(max(1, x.count))
-            let mean = x.reduce(0, +) / n
-            let sd = (x.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / n).squareRoot()
-            return sd > 0 ? x.map { $0 / sd } : x
-        }
-        full = scaled(e)
-        low = scaled(l)
+        full = BeatEnvelope.standardised(e) ?? e
+        low = BeatEnvelope.standardised(l) ?? l
         meanE = e.reduce(0, +) / Double(max(1, e.count))
     }
 
@@ -77,10 +71,7 @@ struct MetricalLevel {
         if beats.count < 3 {
             features = [0, 0, 0, 0, 1, 1, 0, 0, 0, 0]
         } else {
-            func w(_ v: [Double], _ h: Int) -> Double {
-                let n = v.count
-                return max(v[max(0, h - 1)], v[h], v[min(n - 1, h + 1)])
-            }
+            func w(_ v: [Double], _ h: Int) -> Double { BeatEnvelope.peak(v, at: h, reach: 1) }
             let mids = zip(beats, beats.dropFirst()).map { ($0 + $1) / 2 }
             let aE = beats.map { w(full, $0) }, aL = beats.map { w(low, $0) }
             func mean(_ v: [Double]) -> Double { v.reduce(0, +) / Double(max(1, v.count)) }

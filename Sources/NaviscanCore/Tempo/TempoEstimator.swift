@@ -158,17 +158,13 @@ public struct TempoEstimator {
         let start = Double(summary.beatStart)
         let tracks = BeatGrid.bridged(BeatGrid.segments(of: hops.map { (start + $0) / frameRate }))
         let extended = BeatGrid.extend(tracks, from: earliest, to: max(earliest, soundEnd))
-        // Accents on the grid's beats from the first tracked one to the last.
+        // Accents on the grid's beats from the first tracked one kept (a first beat before 0 is
+        // dropped: `added` is then −1) to the last.
         let trackedCount = tracks.reduce(0) { $0 + $1.count }
-        let beats = BeatGrid(segments: extended.segments, meter: nil, firstDownbeat: nil, confidence: 0).beats
-        let onGrid = beats[extended.added..<min(beats.count, extended.added + trackedCount)].map { $0 * frameRate - start }
-        func peak(_ e: [Float], _ h: Double) -> Double {
-            let t = Int(h.rounded())
-            guard t + 2 >= 0, t - 2 < e.count else { return 0 }
-            var p: Float = 0
-            for j in max(0, t - 2)...min(e.count - 1, t + 2) { p = max(p, e[j]) }
-            return Double(p)
-        }
+        let beats = BeatGrid.beats(of: extended.segments)
+        let firstTracked = max(0, extended.added)
+        let onGrid = beats[firstTracked..<max(firstTracked, min(beats.count, extended.added + trackedCount))].map { $0 * frameRate - start }
+        func peak(_ e: [Float], _ h: Double) -> Double { Double(BeatEnvelope.peak(e, at: Int(h.rounded()), reach: 2)) }
         let lowPeaks = onGrid.map { peak(low, $0) }, fullPeaks = onGrid.map { peak(full, $0) }
         let lowMean = lowPeaks.reduce(0, +) / Double(max(1, onGrid.count))
         let fullMean = fullPeaks.reduce(0, +) / Double(max(1, onGrid.count))
@@ -176,9 +172,9 @@ public struct TempoEstimator {
         let bars = BeatGrid.meter(accents: accents)
         let r = tracked.onBeatRatio
         let confidence = r > 1 ? (r - 1) / (r + 1) : 0
-        // The phase counts from the first tracked beat; the beats added before it move the index.
+        // The phase counts from the first accent's beat, `firstTracked` in the grid.
         return BeatGrid(segments: extended.segments, meter: bars?.meter,
-                        firstDownbeat: bars.map { (($0.firstDownbeat + extended.added) % $0.meter + $0.meter) % $0.meter },
+                        firstDownbeat: bars.map { ($0.firstDownbeat + firstTracked) % $0.meter },
                         confidence: (confidence * 1000).rounded() / 1000)
     }
 
