@@ -21,7 +21,8 @@
 #    generator's truth (scripts/lab/beats/score_beats.py: F-measure at ±70 ms, first 5 s ignored).
 # Dumps and profiles are made again on every run (they belong to the binary), in $DATA/run.
 # Prints the reports. It fails when a step fails, when a beatless clip gets beats, or when fewer than
-# half the grooves' grids reach F >= 0.9 (floors far below today's figures: a broken tracker, not drift).
+# three quarters of the grooves' grids reach F >= 0.9 (floors below today's 12 of 12: a broken tracker or
+# phase step, not drift).
 # Env: NAVISCAN_TEMPO_DATA, NAVISCAN_SHARED (default ../shared beside the repository), JOBS (2).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -127,8 +128,9 @@ done | xargs -P "$JOBS" -I{} sh -c 'f="$1"; out="$2/$(basename "$f" .wav).json"
 n_beats=$("$PY" -c 'import json, sys; print(sum(bool(c["beats_s"]) for c in json.load(open(sys.argv[1]))["clips"]))' "$RUN/beats-truth.json")
 grep -q "over $n_beats tracks" "$RUN/beats.txt" ||
     { echo "ERROR: score_beats.py did not score all $n_beats grooves with a tempo" >&2; exit 1; }
-# Floors well below what the grid does on this set (8 of 12 grooves at F >= 0.9; the 4 reggae clips are
-# tracked on their off-beats): a broken tracker or grid falls through them, a small change does not.
+# Floors below what the grid does on this set (12 of 12 grooves at F >= 0.9): a broken tracker or grid
+# falls through them, and so does a lost phase step (the 4 reggae clips go to their off-beats without
+# it, leaving 8); a small change does not.
 "$PY" - "$RUN/beats.txt" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
@@ -136,8 +138,8 @@ good, total = map(int, re.search(r'over (\d+) tracks; >= 0.9: (\d+)', text).grou
 empty, beatless = map(int, re.search(r'beatless with an empty grid: (\d+)/(\d+)', text).groups())
 if empty != beatless:
     sys.exit(f'ERROR: {beatless - empty} beatless clip(s) got beats')
-if good < total // 2:
-    sys.exit(f'ERROR: only {good} of {total} grooves have a beat grid at F >= 0.9 (at least half expected)')
+if 4 * good < 3 * total:
+    sys.exit(f'ERROR: only {good} of {total} grooves have a beat grid at F >= 0.9 (at least three quarters expected)')
 print(f'# beat grids: {good}/{total} grooves at F >= 0.9, {empty}/{beatless} beatless clips with an empty grid')
 PY
 step "done: reports in $RUN (cv.txt, beats.txt)"

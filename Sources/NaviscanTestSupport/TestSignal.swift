@@ -162,6 +162,51 @@ extension TestSignal {
         return TestSignal(sampleRate: sampleRate, channels: 1, samples: mono.map { $0 * gain })
     }
 
+    /// An off-beat groove at `bpm` from `first`: on each beat a closed hi-hat and a short chord
+    /// stab; between the beats a loud, plucked bass note with a kick (reggae's and funk's bass on the
+    /// "and"), so the strongest onsets of the full band fall between the beats and only the hi-hats
+    /// and stabs mark the beat itself.
+    public static func offbeatGroove(bpm: Double, first: Double = 0.5, duration: Double, dBFS: Double = -10,
+                                     sampleRate: Int = 44_100) -> TestSignal {
+        let n = Int((duration * Double(sampleRate)).rounded())
+        var mono = [Float](repeating: 0, count: n)
+        var noiseState: UInt32 = 0x1357_9BDF
+        func noise() -> Double {
+            noiseState = noiseState &* 1_664_525 &+ 1_013_904_223
+            return Double(Int32(bitPattern: noiseState)) / Double(Int32.max)
+        }
+        func add(at time: Double, length: Double, _ sample: (Double) -> Double) {
+            let start = Int((time * Double(sampleRate)).rounded())
+            for j in 0..<Int(length * Double(sampleRate)) where start + j < n && start + j >= 0 {
+                mono[start + j] += Float(sample(Double(j) / Double(sampleRate)))
+            }
+        }
+        let period = 60 / bpm
+        let bass = [55.0, 55.0, 73.4, 65.4]
+        var k = 0
+        var t = first
+        while t < duration {
+            // Hi-hat: noise differenced twice (energy above a few kHz), and a stab of three partials.
+            var previous = 0.0, beforePrevious = 0.0
+            add(at: t, length: 0.06) { s in
+                let x = noise(), y = x - 2 * previous + beforePrevious
+                beforePrevious = previous; previous = x
+                return 0.05 * y * exp(-s * 70)
+            }
+            add(at: t, length: 0.12) { s in
+                0.06 * (sin(2 * .pi * 523 * s) + sin(2 * .pi * 659 * s) + sin(2 * .pi * 784 * s)) * exp(-s * 30)
+            }
+            let off = t + period / 2
+            add(at: off, length: 0.25) { s in sin(2 * .pi * (45 + 70 * exp(-s * 40)) * s) * exp(-s * 14) }
+            add(at: off, length: period * 0.45) { s in 0.6 * sin(2 * .pi * bass[k % bass.count] * s) * exp(-s * 5) }
+            k += 1
+            t += period
+        }
+        let peak = mono.map { abs($0) }.max() ?? 1
+        let gain = Float(amplitude(dBFS: dBFS)) / max(peak, 1e-9)
+        return TestSignal(sampleRate: sampleRate, channels: 1, samples: mono.map { $0 * gain })
+    }
+
     /// Beat times from `first` at a tempo moving linearly from `fromBPM` to `toBPM` over `duration`.
     public static func rampBeats(first: Double, fromBPM: Double, toBPM: Double, duration: Double) -> [Double] {
         var beats: [Double] = []

@@ -3,9 +3,10 @@
 /// - per region (full band = low + mid + high, then low, mid, high), the autocorrelation of the
 ///   envelope after `PeakEmphasis` (a 1 s moving mean removed, positive peaks kept);
 /// - a histogram of the emphasised full-band values, in quarter octaves (for their percentiles);
-/// - the emphasised full-band and low-band envelopes from the first onset on, for the beat tracker,
-///   one byte per hop (`BeatEnvelope`: 1/8-octave steps, 360 kB per hour of audio for both) up to
-///   `beatTrackingFrames` hops: the one part that grows with the track, and it is capped.
+/// - the emphasised full-band, low-band and high-band envelopes from the first onset on, for the beat
+///   tracker, one byte per hop each (`BeatEnvelope`: 1/8-octave steps, 540 kB per hour of audio for
+///   the three) up to `beatTrackingFrames` hops: the one part that grows with the track, and it is
+///   capped.
 public final class OnsetPeriodicity {
     public struct Summary {
         public var frameRate: Double
@@ -15,12 +16,14 @@ public final class OnsetPeriodicity {
         /// Counts of the emphasised full-band values v: bin 0 holds v < 2^(−10), bin k (1…80)
         /// 2^((k − 41)/4) ≤ v < 2^((k − 40)/4), bin 81 the rest.
         public var strengthHistogram: [Int]
-        /// Hop index of the first value of `beatEnvelope` and `lowBeatEnvelope`.
+        /// Hop index of the first value of `beatEnvelope`, `lowBeatEnvelope` and `highBeatEnvelope`.
         public var beatStart: Int
         /// The emphasised full-band envelope from the first onset on, quantised (`BeatEnvelope.code`).
         public var beatEnvelope: [UInt8]
         /// The emphasised low-band envelope over the same hops, quantised.
         public var lowBeatEnvelope: [UInt8]
+        /// The emphasised high-band envelope over the same hops, quantised.
+        public var highBeatEnvelope: [UInt8]
 
         /// How many emphasised full-band values are at least `2^(quarterOctaves/4)`.
         public func framesReaching(quarterOctaves q: Int) -> Int {
@@ -44,6 +47,7 @@ public final class OnsetPeriodicity {
     private var beatStart: Int?
     private var beatEnvelope: [UInt8] = []
     private var lowBeatEnvelope: [UInt8] = []
+    private var highBeatEnvelope: [UInt8] = []
     private let beatCapacity: Int
 
     public init(frameRate: Double, maxLag: Int, beatTrackingFrames: Int) {
@@ -59,6 +63,7 @@ public final class OnsetPeriodicity {
         // Ten minutes up front; longer tracks grow the arrays a few times in all.
         beatEnvelope.reserveCapacity(min(beatCapacity, Int(frameRate * 600)))
         lowBeatEnvelope.reserveCapacity(min(beatCapacity, Int(frameRate * 600)))
+        highBeatEnvelope.reserveCapacity(min(beatCapacity, Int(frameRate * 600)))
     }
 
     public func append(low: Float, mid: Float, high: Float) {
@@ -70,12 +75,16 @@ public final class OnsetPeriodicity {
         highEmphasis.append(h) { take(3, $0) }
     }
 
-    /// Every hop's full-band value arrives before its low-band one (`append` and `finish` keep that
-    /// order), so the low envelope follows the full one hop for hop.
+    /// Every hop's full-band value arrives before its low-band and high-band ones (`append` and
+    /// `finish` keep that order), so those envelopes follow the full one hop for hop.
     private func take(_ region: Int, _ y: Double) {
         correlations[region].append(y)
         if region == 1 {
             if lowBeatEnvelope.count < beatEnvelope.count { lowBeatEnvelope.append(BeatEnvelope.code(y)) }
+            return
+        }
+        if region == 3 {
+            if highBeatEnvelope.count < beatEnvelope.count { highBeatEnvelope.append(BeatEnvelope.code(y)) }
             return
         }
         guard region == 0 else { return }
@@ -91,7 +100,8 @@ public final class OnsetPeriodicity {
         }
         return Summary(frameRate: frameRate, frameCount: frameCount,
                        autocorrelations: correlations.map { $0.finish() }, strengthHistogram: strengthHistogram,
-                       beatStart: beatStart ?? 0, beatEnvelope: beatEnvelope, lowBeatEnvelope: lowBeatEnvelope)
+                       beatStart: beatStart ?? 0, beatEnvelope: beatEnvelope, lowBeatEnvelope: lowBeatEnvelope,
+                       highBeatEnvelope: highBeatEnvelope)
     }
 
     /// Quarter-octave bin of v (see `Summary.strengthHistogram`); exact at the bin edges.

@@ -69,6 +69,43 @@ struct BeatGridTests {
         #expect(Self.fMeasure(beats.map { $0 + 8 }, grid.beats) >= 0.9)
     }
 
+    @Test("Bass and kick between the beats: the grid is on the hi-hats' beats, not on the off-beats")
+    func offbeatBass() throws {
+        let bpm = 84.0
+        let beats = stride(from: 0.5, to: 40, by: 60 / bpm).map { $0 }
+        let result = try TempoEstimatorTests.estimate(.offbeatGroove(bpm: bpm, first: 0.5, duration: 40))
+        let tempo = try #require(result.bpm, "no tempo, confidence \(result.confidence)")
+        #expect(abs(tempo - bpm) / bpm < 0.04, "tempo \(tempo)")
+        let offbeats = beats.map { $0 + 30 / bpm }
+        let f = Self.fMeasure(beats, result.grid.beats)
+        #expect(f >= 0.9, "beat F-measure \(f); against the off-beats \(Self.fMeasure(offbeats, result.grid.beats))")
+    }
+
+    @Test("The phase step moves each run to the offset whose beats carry the high-band onsets")
+    func phaseOfRuns() {
+        // Hops: hi-hats every 50 hops from 0; loud bass between them (25, 75, …) until hop 1000,
+        // then on the hi-hats. Two runs tracked on the bass, each 50 hops apart.
+        let n = 2000
+        var low = [Float](repeating: 0.01, count: n), high = [Float](repeating: 0.01, count: n)
+        for h in stride(from: 0, to: n, by: 50) { high[h] = 1 }
+        for h in stride(from: 25, to: 1000, by: 50) { low[h] = 4 }
+        for h in stride(from: 1000, to: n, by: 50) { low[h] = 4 }
+        let frameRate = 100.0, start = 10
+        func seconds(_ hop: Int) -> Double { Double(start + hop) / frameRate }
+        let runs = [BeatGrid.Segment(start: seconds(25), interval: 0.5, count: 20),
+                    BeatGrid.Segment(start: seconds(1000), interval: 0.5, count: 20)]
+        let aligned = BeatPhase.align(runs, low: low, high: high, start: start, frameRate: frameRate)
+        #expect(aligned.count == 2)
+        // The first run moves half a beat (onto hops 50, 100, …; its last beat would reach the second
+        // run and is dropped); the second, already on the hi-hats, stays.
+        #expect(abs(aligned[0].start - seconds(50)) < 1e-9, "first run starts at \(aligned[0].start)")
+        #expect(aligned[0].count == 19)
+        #expect(aligned[1] == runs[1])
+        // Constant envelopes say nothing: the runs are kept as tracked.
+        let flat = [Float](repeating: 1, count: n)
+        #expect(BeatPhase.align(runs, low: flat, high: flat, start: start, frameRate: frameRate) == runs)
+    }
+
     @Test("A drone has an empty grid")
     func drone() throws {
         let result = try TempoEstimatorTests.estimate(.ambientPad(duration: 40))
