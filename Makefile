@@ -138,7 +138,7 @@ fuzz-check: deps
 	.build/debug/naviscan-fuzz .build/fuzz-corpus --seed 1 --iterations $(FUZZ_CHECK_ITERATIONS) --artifacts .build/fuzz-artifacts
 
 # The tempo model's leave-one-source-out cross-validation (scripts/lab/tempo-model/beat_level_cv.py and
-# tempo_cv.py --subset small: 14 grooves of ../shared/tempo, 4 tracker modules of ../shared/modtempo, 6
+# tempo_cv.py --subset small: 16 grooves of ../shared/tempo, 4 tracker modules of ../shared/modtempo, 6
 # folds) and the grooves'
 # beat grids against their truth (scripts/lab/beats/score_beats.py), with the debug build. Renders its data
 # once into NAVISCAN_TEMPO_DATA (default ~/.cache/naviscan-ci-tempo; installs fluidsynth, openmpt123, lame

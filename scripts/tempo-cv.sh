@@ -10,18 +10,18 @@
 #    (default ~/.cache/naviscan-ci-tempo), skipping what is there already:
 #    - modtempo/: the 4 tracker modules, by ../shared/modtempo/build.sh with a manifest of only their
 #      lines of modules.tsv (4 Debian packages downloaded, not installed);
-#    - styles/seed1, styles/seed2: the 7 grooves of each seed (6 with a tempo, 1 beatless) as
+#    - styles/seed1, styles/seed2: the 8 grooves of each seed (6 with a tempo, a very quiet ballad, 1 beatless) as
 #      `../shared/tempo/make_tempo_corpus.py --seed N --count 40 --prefix seedN` renders them
 #      (scripts/lab/tempo-model/render_grooves.py renders only the named clips, the same files).
 # 3. Runs tempo_cv.py --subset small with NAVISCAN (the binary under test: $1, else $NAVISCAN): dumps of
-#    the 18 tracks, leave-one-source-out over 6 sources; fails unless every track was dumped and scored.
+#    the 20 tracks, leave-one-source-out over 6 sources; fails unless every track was dumped and scored.
 #    Then beat_level_cv.py --subset small on those dumps: the same folds for the model that ships (the
 #    metrical level chosen from each candidate's beats), its held-out table first.
-# 4. Profiles the 14 grooves (`naviscan analyze FILE.wav --dj`) and scores their beat grids against the
+# 4. Profiles the 16 grooves (`naviscan analyze FILE.wav --dj`) and scores their beat grids against the
 #    generator's truth (scripts/lab/beats/score_beats.py: F-measure at ±70 ms, first 5 s ignored).
 # Dumps and profiles are made again on every run (they belong to the binary), in $DATA/run.
 # Prints the reports. It fails when a step fails, when a beatless clip gets beats, or when fewer than
-# three quarters of the grooves' grids reach F >= 0.9 (floors below today's 12 of 12: a broken tracker or
+# three quarters of the grooves' grids reach F >= 0.9 (floors below today's 14 of 14: a broken tracker or
 # phase step, not drift).
 # Env: NAVISCAN_TEMPO_DATA, NAVISCAN_SHARED (default ../shared beside the repository), JOBS (2).
 set -euo pipefail
@@ -128,9 +128,9 @@ done | xargs -P "$JOBS" -I{} sh -c 'f="$1"; out="$2/$(basename "$f" .wav).json"
 n_beats=$("$PY" -c 'import json, sys; print(sum(bool(c["beats_s"]) for c in json.load(open(sys.argv[1]))["clips"]))' "$RUN/beats-truth.json")
 grep -q "over $n_beats tracks" "$RUN/beats.txt" ||
     { echo "ERROR: score_beats.py did not score all $n_beats grooves with a tempo" >&2; exit 1; }
-# Floors below what the grid does on this set (12 of 12 grooves at F >= 0.9): a broken tracker or grid
+# Floors below what the grid does on this set (14 of 14 grooves at F >= 0.9): a broken tracker or grid
 # falls through them, and so does a lost phase step (the 4 reggae clips go to their off-beats without
-# it, leaving 8); a small change does not.
+# it, leaving 10); a small change does not.
 "$PY" - "$RUN/beats.txt" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()

@@ -85,42 +85,63 @@ public struct TestSignal {
     }
 }
 
+/// A mono mix of short events at given times, with a seeded noise source (a linear congruential
+/// generator, the same numbers on every platform); the grooves below are written with it.
+final class EventMix {
+    private var samples: [Float]
+    private let sampleRate: Int
+    private var noiseState: UInt32
+
+    init(duration: Double, sampleRate: Int, seed: UInt32) {
+        samples = [Float](repeating: 0, count: Int((duration * Double(sampleRate)).rounded()))
+        self.sampleRate = sampleRate
+        noiseState = seed
+    }
+
+    /// The next noise value, in [−1, 1].
+    func noise() -> Double {
+        noiseState = noiseState &* 1_664_525 &+ 1_013_904_223
+        return Double(Int32(bitPattern: noiseState)) / Double(Int32.max)
+    }
+
+    /// Adds `sample(s)`, s seconds into the event, from `time` for `length` seconds (cut at the ends).
+    func add(at time: Double, length: Double, _ sample: (Double) -> Double) {
+        let start = Int((time * Double(sampleRate)).rounded())
+        for j in 0..<Int(length * Double(sampleRate)) where start + j < samples.count && start + j >= 0 {
+            samples[start + j] += Float(sample(Double(j) / Double(sampleRate)))
+        }
+    }
+
+    /// The mix scaled to peak at `dBFS`.
+    func signal(dBFS: Double) -> TestSignal {
+        let peak = samples.map { abs($0) }.max() ?? 1
+        let gain = Float(TestSignal.amplitude(dBFS: dBFS)) / max(peak, 1e-9)
+        return TestSignal(sampleRate: sampleRate, channels: 1, samples: samples.map { $0 * gain })
+    }
+}
+
 extension TestSignal {
     /// A deterministic rock groove at `bpm`: kick on beats 1 and 3, snare on 2 and 4, hi-hat on every
     /// eighth, with a bass note on each beat. The first downbeat is at `firstBeat` seconds.
     public static func drumGroove(bpm: Double, duration: Double, firstBeat: Double = 0.5, dBFS: Double = -10,
                                   sampleRate: Int = 44_100) -> TestSignal {
-        let n = Int((duration * Double(sampleRate)).rounded())
-        var mono = [Float](repeating: 0, count: n)
-        var noiseState: UInt32 = 0x1234_5678
-        func noise() -> Double {
-            noiseState = noiseState &* 1_664_525 &+ 1_013_904_223
-            return Double(Int32(bitPattern: noiseState)) / Double(Int32.max)
-        }
-        func add(at time: Double, length: Double, _ sample: (Double) -> Double) {
-            let start = Int((time * Double(sampleRate)).rounded())
-            for j in 0..<Int(length * Double(sampleRate)) where start + j < n {
-                mono[start + j] += Float(sample(Double(j) / Double(sampleRate)))
-            }
-        }
+        let mix = EventMix(duration: duration, sampleRate: sampleRate, seed: 0x1234_5678)
         let beat = 60 / bpm
         var k = 0
         while firstBeat + Double(k) * beat < duration {
             let t = firstBeat + Double(k) * beat
             if k % 2 == 0 {
-                add(at: t, length: 0.3) { s in sin(2 * .pi * (50 + 90 * exp(-s * 30)) * s) * exp(-s * 12) }
+                mix.add(at: t, length: 0.3) { s in sin(2 * .pi * (50 + 90 * exp(-s * 30)) * s) * exp(-s * 12) }
             } else {
-                add(at: t, length: 0.2) { s in (0.5 * noise() + 0.3 * sin(2 * .pi * 190 * s)) * exp(-s * 25) }
+                mix.add(at: t, length: 0.2) { s in (0.5 * mix.noise() + 0.3 * sin(2 * .pi * 190 * s)) * exp(-s * 25) }
             }
             for half in 0..<2 {
-                add(at: t + Double(half) * beat / 2, length: 0.05) { s in 0.15 * noise() * exp(-s * 90) }
+                mix.add(at: t + Double(half) * beat / 2, length: 0.05) { s in 0.15 * mix.noise() * exp(-s * 90) }
             }
-            add(at: t, length: beat) { s in 0.2 * sin(2 * .pi * 55 * s) * exp(-s * 3) }
+            mix.add(at: t, length: beat) { s in 0.2 * sin(2 * .pi * 55 * s) * exp(-s * 3) }
             k += 1
         }
-        let peak = mono.map { abs($0) }.max() ?? 1
-        let gain = Float(amplitude(dBFS: dBFS)) / max(peak, 1e-9)
-        return TestSignal(sampleRate: sampleRate, channels: 1, samples: mono.map { $0 * gain })
+        return mix.signal(dBFS: dBFS)
     }
 
     /// A groove on the given beat times (seconds, increasing), with bars of `beatsPerBar` beats from
@@ -129,37 +150,23 @@ extension TestSignal {
     /// `duration` seconds; beats past it are left out.
     public static func barGroove(beats: [Double], beatsPerBar: Int, duration: Double, dBFS: Double = -10,
                                  sampleRate: Int = 44_100) -> TestSignal {
-        let n = Int((duration * Double(sampleRate)).rounded())
-        var mono = [Float](repeating: 0, count: n)
-        var noiseState: UInt32 = 0x2468_ACE1
-        func noise() -> Double {
-            noiseState = noiseState &* 1_664_525 &+ 1_013_904_223
-            return Double(Int32(bitPattern: noiseState)) / Double(Int32.max)
-        }
-        func add(at time: Double, length: Double, _ sample: (Double) -> Double) {
-            let start = Int((time * Double(sampleRate)).rounded())
-            for j in 0..<Int(length * Double(sampleRate)) where start + j < n && start + j >= 0 {
-                mono[start + j] += Float(sample(Double(j) / Double(sampleRate)))
-            }
-        }
+        let mix = EventMix(duration: duration, sampleRate: sampleRate, seed: 0x2468_ACE1)
         let roots = [55.0, 73.4, 61.7, 82.4]
         for (k, t) in beats.enumerated() where t < duration {
             let next = k + 1 < beats.count ? beats[k + 1] : t + (k > 0 ? t - beats[k - 1] : 0.5)
             let gap = next - t
             if k % beatsPerBar == 0 {
                 let root = roots[(k / beatsPerBar) % roots.count]
-                add(at: t, length: 0.3) { s in sin(2 * .pi * (50 + 90 * exp(-s * 30)) * s) * exp(-s * 12) }
-                add(at: t, length: 0.6) { s in 0.25 * noise() * exp(-s * 6) }
-                add(at: t, length: gap * Double(beatsPerBar)) { s in 0.3 * sin(2 * .pi * root * s) * exp(-s * 1.5) }
+                mix.add(at: t, length: 0.3) { s in sin(2 * .pi * (50 + 90 * exp(-s * 30)) * s) * exp(-s * 12) }
+                mix.add(at: t, length: 0.6) { s in 0.25 * mix.noise() * exp(-s * 6) }
+                mix.add(at: t, length: gap * Double(beatsPerBar)) { s in 0.3 * sin(2 * .pi * root * s) * exp(-s * 1.5) }
             } else {
-                add(at: t, length: 0.2) { s in (0.35 * noise() + 0.2 * sin(2 * .pi * 190 * s)) * exp(-s * 25) }
+                mix.add(at: t, length: 0.2) { s in (0.35 * mix.noise() + 0.2 * sin(2 * .pi * 190 * s)) * exp(-s * 25) }
             }
-            add(at: t, length: 0.05) { s in 0.12 * noise() * exp(-s * 90) }
-            add(at: t + gap / 2, length: 0.05) { s in 0.08 * noise() * exp(-s * 90) }
+            mix.add(at: t, length: 0.05) { s in 0.12 * mix.noise() * exp(-s * 90) }
+            mix.add(at: t + gap / 2, length: 0.05) { s in 0.08 * mix.noise() * exp(-s * 90) }
         }
-        let peak = mono.map { abs($0) }.max() ?? 1
-        let gain = Float(amplitude(dBFS: dBFS)) / max(peak, 1e-9)
-        return TestSignal(sampleRate: sampleRate, channels: 1, samples: mono.map { $0 * gain })
+        return mix.signal(dBFS: dBFS)
     }
 
     /// An off-beat groove at `bpm` from `first`: on each beat a closed hi-hat and a short chord
@@ -168,19 +175,7 @@ extension TestSignal {
     /// and stabs mark the beat itself.
     public static func offbeatGroove(bpm: Double, first: Double = 0.5, duration: Double, dBFS: Double = -10,
                                      sampleRate: Int = 44_100) -> TestSignal {
-        let n = Int((duration * Double(sampleRate)).rounded())
-        var mono = [Float](repeating: 0, count: n)
-        var noiseState: UInt32 = 0x1357_9BDF
-        func noise() -> Double {
-            noiseState = noiseState &* 1_664_525 &+ 1_013_904_223
-            return Double(Int32(bitPattern: noiseState)) / Double(Int32.max)
-        }
-        func add(at time: Double, length: Double, _ sample: (Double) -> Double) {
-            let start = Int((time * Double(sampleRate)).rounded())
-            for j in 0..<Int(length * Double(sampleRate)) where start + j < n && start + j >= 0 {
-                mono[start + j] += Float(sample(Double(j) / Double(sampleRate)))
-            }
-        }
+        let mix = EventMix(duration: duration, sampleRate: sampleRate, seed: 0x1357_9BDF)
         let period = 60 / bpm
         let bass = [55.0, 55.0, 73.4, 65.4]
         var k = 0
@@ -188,23 +183,45 @@ extension TestSignal {
         while t < duration {
             // Hi-hat: noise differenced twice (energy above a few kHz), and a stab of three partials.
             var previous = 0.0, beforePrevious = 0.0
-            add(at: t, length: 0.06) { s in
-                let x = noise(), y = x - 2 * previous + beforePrevious
+            mix.add(at: t, length: 0.06) { s in
+                let x = mix.noise(), y = x - 2 * previous + beforePrevious
                 beforePrevious = previous; previous = x
                 return 0.05 * y * exp(-s * 70)
             }
-            add(at: t, length: 0.12) { s in
+            mix.add(at: t, length: 0.12) { s in
                 0.06 * (sin(2 * .pi * 523 * s) + sin(2 * .pi * 659 * s) + sin(2 * .pi * 784 * s)) * exp(-s * 30)
             }
             let off = t + period / 2
-            add(at: off, length: 0.25) { s in sin(2 * .pi * (45 + 70 * exp(-s * 40)) * s) * exp(-s * 14) }
-            add(at: off, length: period * 0.45) { s in 0.6 * sin(2 * .pi * bass[k % bass.count] * s) * exp(-s * 5) }
+            mix.add(at: off, length: 0.25) { s in sin(2 * .pi * (45 + 70 * exp(-s * 40)) * s) * exp(-s * 14) }
+            mix.add(at: off, length: period * 0.45) { s in 0.6 * sin(2 * .pi * bass[k % bass.count] * s) * exp(-s * 5) }
             k += 1
             t += period
         }
-        let peak = mono.map { abs($0) }.max() ?? 1
-        let gain = Float(amplitude(dBFS: dBFS)) / max(peak, 1e-9)
-        return TestSignal(sampleRate: sampleRate, channels: 1, samples: mono.map { $0 * gain })
+        return mix.signal(dBFS: dBFS)
+    }
+
+    /// A soft ballad at `bpm` from `first`: on every beat a three-partial piano-like note with a 25 ms
+    /// attack (the melody walks a scale), on every fourth a bass note under it; no drums, so its onsets
+    /// are soft and its flux small for its level.
+    public static func softBallad(bpm: Double, first: Double = 0.5, duration: Double, attack: Double = 0.025, dBFS: Double = -10,
+                                  sampleRate: Int = 44_100) -> TestSignal {
+        let mix = EventMix(duration: duration, sampleRate: sampleRate, seed: 0x0BA1_1AD5)
+        let scale = [261.6, 293.7, 329.6, 349.2, 392.0, 440.0, 392.0, 329.6]
+        let period = 60 / bpm
+        var k = 0
+        var t = first
+        while t < duration {
+            let f = scale[k % scale.count]
+            mix.add(at: t, length: period * 1.5) { s in
+                min(1, s / attack) * exp(-s * 2.5) * 0.3 * (sin(2 * .pi * f * s) + 0.4 * sin(4 * .pi * f * s) + 0.2 * sin(6 * .pi * f * s))
+            }
+            if k % 4 == 0 {
+                mix.add(at: t, length: period * 4) { s in min(1, s / 0.04) * exp(-s * 1.2) * 0.3 * sin(2 * .pi * 65.4 * s) }
+            }
+            k += 1
+            t += period
+        }
+        return mix.signal(dBFS: dBFS)
     }
 
     /// Beat times from `first` at a tempo moving linearly from `fromBPM` to `toBPM` over `duration`.

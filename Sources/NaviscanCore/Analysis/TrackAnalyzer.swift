@@ -128,11 +128,12 @@ public final class TrackAnalyzer {
         var frames: Int?
         if let visFrames, let visSink { frames = try visFrames.finish(duration: duration, into: visSink) }
         let silenceResult = silence?.finish()
+        let loudnessResult = loudness?.finish(samplePeak: silenceResult?.samplePeak)
         let tempo = both(profile, onsets).map { config, envelope in
             TempoEstimator(config: config.tempo).estimate(envelope.finish(), soundStart: silenceResult?.silenceEnd ?? 0,
-                                                             soundEnd: silenceResult?.silenceStart)
+                                                             soundEnd: silenceResult?.silenceStart,
+                                                             lufs: loudnessResult?.integratedLUFS)
         }
-        let loudnessResult = loudness?.finish(samplePeak: silenceResult?.samplePeak)
         let features = both(profile, onsets?.features).flatMap { config, accumulator in
             accumulator.finish(hopSeconds: 1 / config.onsets.frameRate, bpm: tempo?.bpm, tempoConfidence: tempo?.confidence ?? 0,
                                loudnessRange: loudnessResult?.loudnessRange)

@@ -3,9 +3,10 @@ import Foundation
 /// Tempo from the onset envelopes: autocorrelation → comb salience → metrical candidates → beats
 /// for each → level decision → beat grid.
 ///
-/// 0. A track whose emphasised onset strength never rises above `minOnsetStrength` at its 99th
-///    percentile (steady pads, drones, hum) has no onsets to count and no tempo; without this floor the
-///    scale-free autocorrelation would find "periodicity" in hop-to-hop ripple.
+/// 0. A track whose emphasised onset strength never rises above a floor at its 99th percentile
+///    (steady pads, drones, hum) has no onsets to count and no tempo; without this floor the
+///    scale-free autocorrelation would find "periodicity" in hop-to-hop ripple. The floor follows the
+///    track's loudness below −23 LUFS (`onsetFloorQuarterOctaves`).
 /// 1. Each region's flux (full band = low + mid + high) loses its slowly varying part (a 1 s moving
 ///    mean), keeps its positive peaks, and is autocorrelated, hop by hop (`OnsetPeriodicity`).
 /// 2. Comb salience of a tempo T with beat lag τ: S(T) = Σ_{k=1…4} r(kτ) / k on the full band. The
@@ -54,6 +55,19 @@ public struct TempoEstimator {
     /// In log-magnitude flux units (as a power of two, in quarter octaves: 2^0 = 1): about a 9 dB jump
     /// in one band. Real music, even ambient music with a few bells, reaches 3 or more.
     static let minOnsetStrengthQuarterOctaves = 0
+    /// The loudness at and above which the floor is `minOnsetStrengthQuarterOctaves` (EBU R 128's target).
+    static let onsetFloorReferenceLUFS = -23.0
+
+    /// The floor for a track of integrated loudness `lufs` (nil: unknown, the full floor). Each band
+    /// is compressed as ln(1 + γ·magnitude), which is linear in the magnitude for quiet sound: there
+    /// the flux of the same music, and of the same ripple, falls with its amplitude, 1/6 of an octave
+    /// per dB. So the floor falls with it below the reference: a ballad mastered at −50 LUFS is
+    /// measured as it would be at −23, and a quiet drone is still left to the confidence rule.
+    static func onsetFloorQuarterOctaves(lufs: Double?) -> Int {
+        guard let lufs, lufs.isFinite else { return minOnsetStrengthQuarterOctaves }
+        let below = min(0, lufs - onsetFloorReferenceLUFS)
+        return minOnsetStrengthQuarterOctaves + Int((4 * below / 20 * log2(10.0)).rounded(.down))
+    }
     public let config: Config
 
     public init(config: Config) { self.config = config }
@@ -63,8 +77,9 @@ public struct TempoEstimator {
 
     /// The tempo of a track from its onset summary (`OnsetEnvelope.finish()`); `soundStart` is where
     /// its leading silence ends and `soundEnd` where its trailing silence begins, seconds (the end of
-    /// the envelope by default).
-    public func estimate(_ summary: OnsetPeriodicity.Summary, soundStart: Double = 0, soundEnd: Double? = nil) -> Result {
+    /// the envelope by default); `lufs`, its integrated loudness, sets the onset floor.
+    public func estimate(_ summary: OnsetPeriodicity.Summary, soundStart: Double = 0, soundEnd: Double? = nil,
+                         lufs: Double? = nil) -> Result {
         let none = Result(bpm: nil, confidence: 0, alternates: [], firstBeat: nil, grid: .empty)
         let frameRate = summary.frameRate
         let n = summary.frameCount
@@ -72,7 +87,7 @@ public struct TempoEstimator {
         guard n >= Self.maxLag(frameRate: frameRate) + 2, let fullACF = acfs[0],
               fullACF.count > Self.maxLag(frameRate: frameRate) else { return none }
         // The 99th percentile of the emphasised strength reaches the floor iff at least 1 % reach it.
-        guard summary.framesReaching(quarterOctaves: Self.minOnsetStrengthQuarterOctaves) * 100 >= n else { return none }
+        guard summary.framesReaching(quarterOctaves: Self.onsetFloorQuarterOctaves(lufs: lufs)) * 100 >= n else { return none }
         let regionACFs = acfs.map { $0 ?? [Double](repeating: 0, count: fullACF.count) }
 
         func salience(_ bpm: Double) -> Double {

@@ -9,7 +9,9 @@ struct TempoEstimatorTests {
         precondition(signal.channels == 1)
         let envelope = try OnsetEnvelope(inputRate: signal.sampleRate)
         signal.samples.withUnsafeBufferPointer { envelope.process($0) }
-        return TempoEstimator(config: config).estimate(envelope.finish(), soundStart: soundStart)
+        // The loudness the analyser measures in the same pass sets the onset floor.
+        let lufs = try LoudnessMeterTests.measure(signal).integratedLUFS
+        return TempoEstimator(config: config).estimate(envelope.finish(), soundStart: soundStart, lufs: lufs)
     }
 
     @Test("A drum groove's tempo is found to within 1 %", arguments: [92.0, 105.0, 118.0, 124.0])
@@ -45,6 +47,21 @@ struct TempoEstimatorTests {
         #expect(result.bpm == nil)
         #expect(result.firstBeat == nil)
         #expect(result.confidence < 0.5)
+    }
+
+    @Test("The onset floor follows the level: a very quiet ballad keeps its tempo, a very quiet pad stays beatless")
+    func quiet() throws {
+        #expect(TempoEstimator.onsetFloorQuarterOctaves(lufs: -10) == TempoEstimator.onsetFloorQuarterOctaves(lufs: nil))
+        #expect(TempoEstimator.onsetFloorQuarterOctaves(lufs: -23) == 0)
+        #expect(TempoEstimator.onsetFloorQuarterOctaves(lufs: -53) == -20)   // 30 dB below: 5 octaves
+        let bpm = 96.0
+        let ballad = TestSignal.softBallad(bpm: bpm, duration: 40, attack: 0.08, dBFS: -44)
+        let lufs = try #require(try LoudnessMeterTests.measure(ballad).integratedLUFS)
+        #expect(lufs < -55, "the ballad measures \(lufs) LUFS")
+        let tempo = try #require(try Self.estimate(ballad).bpm, "no tempo at \(lufs) LUFS")
+        #expect(abs(tempo - bpm) / bpm < 0.01 || abs(tempo - 2 * bpm) / bpm < 0.02, "tempo \(tempo)")
+        let pad = try Self.estimate(.ambientPad(duration: 40, dBFS: -45))
+        #expect(pad.bpm == nil && pad.grid == .empty, "a pad at −45 dBFS got \(pad.bpm ?? 0) BPM")
     }
 
     @Test("Silence and very short input get no tempo")

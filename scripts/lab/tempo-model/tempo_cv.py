@@ -49,12 +49,27 @@ SHIPPED_WEIGHTS = np.array([
 SHIPPED_CENTRE = 3.0
 MIN_BPM, MAX_BPM = 60.0, 200.0
 FLOOR = 1.0                   # 2^(minOnsetStrengthQuarterOctaves / 4), minOnsetStrengthQuarterOctaves = 0
+
+
+def floor_quarter_octaves(lufs):
+    """TempoEstimator.onsetFloorQuarterOctaves: the floor falls 1/6 octave per dB below -23 LUFS."""
+    if lufs is None: return 0
+    return int(np.floor(4 * min(0.0, lufs + 23.0) / 20 * np.log2(10.0)))
+
+
+def track_lufs(stem):
+    """The integrated loudness in the dump's profile (STEM.json), None when it has none."""
+    try:
+        return json.load(open(stem + '.json')).get('lufs')
+    except (OSError, ValueError):
+        return None
 FACTORS = (1, 2, 0.5, 3, 1 / 3)
 WORK = os.path.expanduser('~/.cache/naviscan-similarity/work')
-# --subset small: a fixed tiny set for CI (6 sources, 18 tracks): 6 grooves and one beatless clip of each
+# --subset small: a fixed tiny set for CI (6 sources, 20 tracks): 6 grooves, a very quiet ballad (−51 / −54 LUFS: the onset
+# floor's level rule) and one beatless clip of each
 # seed, and one module of each of 4 packages
-SMALL = {'grooves:seed1': ['seed1_%03d' % i for i in range(6)] + ['seed1_027'],
-         'grooves:seed2': ['seed2_%03d' % i for i in range(6)] + ['seed2_031'],
+SMALL = {'grooves:seed1': ['seed1_%03d' % i for i in range(6)] + ['seed1_018', 'seed1_027'],
+         'grooves:seed2': ['seed2_%03d' % i for i in range(6)] + ['seed2_039', 'seed2_031'],
          'modtempo': ['bb__bb2_s3m', 'gweled__autonom_s3m', 'penguin-command__datajack_s3m', 'pachi-data__stage2_stm']}
 
 
@@ -126,13 +141,15 @@ def dump_all(tracks, binary, jobs):
 def track_features(stem):
     """Everything TempoEstimator.estimate needs from one dump, cached in STEM.feat.pkl."""
     pk = stem + '.feat.pkl'
+    floor_q = floor_quarter_octaves(track_lufs(stem))
     if os.path.exists(pk) and os.path.getmtime(pk) >= os.path.getmtime(stem + '.f32'):
-        return pickle.load(open(pk, 'rb'))
+        f = pickle.load(open(pk, 'rb'))
+        if f.get('floor_q') == floor_q: return f
     E = ftm.load(stem + '.f32')
     em = {k: ftm.emph(E[k]) for k in ftm.BANDS}
     n = len(E['all']) + 1                                   # hops (the first has no rise)
     R = {k: ftm.acf(em[k]) for k in ftm.BANDS}
-    f = dict(n=n, reach=int((em['all'] >= FLOOR).sum()), full=R['all'])
+    f = dict(n=n, reach=int((em['all'] >= FLOOR * 2.0 ** (floor_q / 4)).sum()), full=R['all'], floor_q=floor_q)
     f['cs'] = ftm.candidates(R) if len(E['all']) > ftm.MAXLAG + 1 else []
     f['X'] = np.array([ftm.features(R, t) for t in f['cs']]) if f['cs'] else np.zeros((0, 22))
     pickle.dump(f, open(pk, 'wb'))
