@@ -27,12 +27,17 @@ public enum BeatEnvelope {
         return p
     }
 
+    /// The (population) standard deviation of `v`; nil when `v` is constant or empty.
+    static func standardDeviation<C: Collection>(_ v: C) -> Double? where C.Element: BinaryFloatingPoint {
+        let n = Double(max(1, v.count))
+        let mean = v.reduce(0.0) { $0 + Double($1) } / n
+        let sd = (v.reduce(0.0) { $0 + (Double($1) - mean) * (Double($1) - mean) } / n).squareRoot()
+        return sd > 0 ? sd : nil
+    }
+
     /// `v` over its (population) standard deviation; nil when `v` is constant.
     static func standardised(_ v: [Double]) -> [Double]? {
-        let n = Double(max(1, v.count))
-        let mean = v.reduce(0, +) / n
-        let sd = (v.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / n).squareRoot()
-        return sd > 0 ? v.map { $0 / sd } : nil
+        standardDeviation(v).map { sd in v.map { $0 / sd } }
     }
 }
 
@@ -228,16 +233,17 @@ public enum BeatPhase {
                              start: Int, frameRate: Double) -> [BeatGrid.Segment] {
         let n = min(low.count, high.count)
         guard n > 0 else { return segments }
-        let lowStandard = BeatEnvelope.standardised(low[..<n].map { Double($0) })
-        let highStandard = BeatEnvelope.standardised(high[..<n].map { Double($0) })
-        guard lowStandard != nil || highStandard != nil else { return segments }
-        let l = lowStandard ?? [Double](repeating: 0, count: n)
-        let h = highStandard ?? [Double](repeating: 0, count: n)
+        // Each envelope over its standard deviation, folded into its weight (no copies of a
+        // six-hour envelope); a constant one weighs nothing.
+        let lowSD = BeatEnvelope.standardDeviation(low[..<n]), highSD = BeatEnvelope.standardDeviation(high[..<n])
+        guard lowSD != nil || highSD != nil else { return segments }
+        let l = lowSD.map { lowWeight / $0 } ?? 0, h = highSD.map { highWeight / $0 } ?? 0
         func score(_ segment: BeatGrid.Segment) -> Double {
             var s = 0.0
             for k in 0..<segment.count {
                 let hop = Int(((segment.start + Double(k) * segment.interval) * frameRate).rounded()) - start
-                s += lowWeight * BeatEnvelope.peak(l, at: hop, reach: 1) + highWeight * BeatEnvelope.peak(h, at: hop, reach: 1)
+                guard hop < n else { break }
+                s += l * Double(BeatEnvelope.peak(low, at: hop, reach: 1)) + h * Double(BeatEnvelope.peak(high, at: hop, reach: 1))
             }
             return s / Double(max(1, segment.count))
         }
