@@ -32,8 +32,9 @@ public final class OnsetEnvelope {
         public var compression: Float = 1000
         /// Periodicity is gathered for lags up to this long (four beats at 40 BPM).
         public var maxLagSeconds = 6.0
-        /// How much of the envelope, from the first onset, is kept for beat tracking (six hours: 2 MB
-        /// for both envelopes); past it the grid of a longer track goes on at its last interval.
+        /// How much of the envelope, from the first onset, is kept for beat tracking (six hours: about
+        /// 2 MB for each of the three envelopes); past it the grid of a longer track goes on at its
+        /// last interval.
         public var beatTrackingSeconds = 6 * 3600.0
 
         public init() {}

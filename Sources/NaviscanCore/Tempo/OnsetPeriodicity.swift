@@ -79,19 +79,21 @@ public final class OnsetPeriodicity {
     /// `finish` keep that order), so those envelopes follow the full one hop for hop.
     private func take(_ region: Int, _ y: Double) {
         correlations[region].append(y)
-        if region == 1 {
-            if lowBeatEnvelope.count < beatEnvelope.count { lowBeatEnvelope.append(BeatEnvelope.code(y)) }
-            return
+        switch region {
+        case 1: follow(&lowBeatEnvelope, y); return
+        case 3: follow(&highBeatEnvelope, y); return
+        case 0: break
+        default: return
         }
-        if region == 3 {
-            if highBeatEnvelope.count < beatEnvelope.count { highBeatEnvelope.append(BeatEnvelope.code(y)) }
-            return
-        }
-        guard region == 0 else { return }
         strengthHistogram[Self.histogramBin(y)] += 1
         if beatStart == nil, y > 0 { beatStart = emitted }
         if beatStart != nil, beatEnvelope.count < beatCapacity { beatEnvelope.append(BeatEnvelope.code(y)) }
         emitted += 1
+    }
+
+    /// Appends `y` to an envelope that follows the full-band one, while it is shorter.
+    private func follow(_ envelope: inout [UInt8], _ y: Double) {
+        if envelope.count < beatEnvelope.count { envelope.append(BeatEnvelope.code(y)) }
     }
 
     public func finish() -> Summary {

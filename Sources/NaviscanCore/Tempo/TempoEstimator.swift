@@ -157,17 +157,19 @@ public struct TempoEstimator {
     }
 
     /// The beats at `bpm` over the whole kept envelope (`BeatTracker` on the full-band onset
-    /// strength, moved to the offset `BeatPhase` chooses), as segments (`BeatGrid.segments`, runs across beatless stretches joined by
-    /// `BeatGrid.bridged`) extended to the sound's edges; the meter from the beats' accents (the
-    /// low-band plus the full-band onset strength at each beat, each over its mean); the grid's
-    /// confidence: with r the full-band onset strength on the tracked beats over its mean everywhere, (r − 1)/(r + 1).
+    /// strength), as segments (`BeatGrid.segments`, runs across beatless stretches joined by
+    /// `BeatGrid.bridged`) each moved to the offset `BeatPhase` chooses, extended to the sound's
+    /// edges; the meter from the beats' accents (the low-band plus the full-band onset strength at
+    /// each beat, each over its mean); the grid's confidence: with r the full-band onset strength on
+    /// the tracked beats over its mean everywhere, (r − 1)/(r + 1).
     static func beatGrid(_ summary: OnsetPeriodicity.Summary, bpm: Double, soundStart: Double, soundEnd: Double) -> BeatGrid {
         let frameRate = summary.frameRate
         let full = BeatEnvelope.decode(summary.beatEnvelope)
-        var low = BeatEnvelope.decode(summary.lowBeatEnvelope)
-        if low.count != full.count { low = [Float](repeating: 0, count: full.count) }
-        var high = BeatEnvelope.decode(summary.highBeatEnvelope)
-        if high.count != full.count { high = [Float](repeating: 0, count: full.count) }
+        // A band envelope that does not follow the full one hop for hop counts as silent.
+        func following(_ codes: [UInt8]) -> [Float] {
+            codes.count == full.count ? BeatEnvelope.decode(codes) : [Float](repeating: 0, count: full.count)
+        }
+        let low = following(summary.lowBeatEnvelope), high = following(summary.highBeatEnvelope)
         let tracked = BeatTracker(envelope: full).track(period: frameRate * 60 / bpm)
         let earliest = max(0, soundStart - 0.05)
         let hops = tracked.beats.filter { (Double(summary.beatStart) + $0) / frameRate >= earliest }
@@ -175,11 +177,11 @@ public struct TempoEstimator {
         let start = Double(summary.beatStart)
         let tracks = BeatPhase.align(BeatGrid.bridged(BeatGrid.segments(of: hops.map { (start + $0) / frameRate })),
                                      low: low, high: high, start: summary.beatStart, frameRate: frameRate)
-        guard tracks.reduce(0, { $0 + $1.count }) >= 2 else { return .empty }
+        let trackedCount = tracks.reduce(0) { $0 + $1.count }
+        guard trackedCount >= 2 else { return .empty }
         let extended = BeatGrid.extend(tracks, from: earliest, to: max(earliest, soundEnd))
         // Accents on the grid's beats from the first tracked one kept (a first beat before 0 is
         // dropped: `added` is then −1) to the last.
-        let trackedCount = tracks.reduce(0) { $0 + $1.count }
         let beats = BeatGrid.beats(of: extended.segments)
         let firstTracked = max(0, extended.added)
         let onGrid = beats[firstTracked..<max(firstTracked, min(beats.count, extended.added + trackedCount))].map { $0 * frameRate - start }
