@@ -128,9 +128,11 @@ done | xargs -P "$JOBS" -I{} sh -c 'f="$1"; out="$2/$(basename "$f" .wav).json"
 n_beats=$("$PY" -c 'import json, sys; print(sum(bool(c["beats_s"]) for c in json.load(open(sys.argv[1]))["clips"]))' "$RUN/beats-truth.json")
 grep -q "over $n_beats tracks" "$RUN/beats.txt" ||
     { echo "ERROR: score_beats.py did not score all $n_beats grooves with a tempo" >&2; exit 1; }
-# Floors below what the grid does on this set (14 of 14 grooves at F >= 0.9): a broken tracker or grid
-# falls through them, and so does a lost phase step (the 4 reggae clips go to their off-beats without
-# it, leaving 10); a small change does not.
+# Floors below what the grid does on this set (14 of 14 grooves at F >= 0.9, downbeat F mean 0.714:
+# all but the 4 reggae clips, whose one drop marks beat 3): a broken tracker or grid falls through
+# them, and so does a lost phase step (the 4 reggae clips go to their off-beats without it, leaving
+# 10) or bars without the spectral change (the 0.4.0 rule reads 0.500: both house clips and the
+# latin one lose their bar lines); a small change does not.
 "$PY" - "$RUN/beats.txt" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
@@ -140,6 +142,10 @@ if empty != beatless:
     sys.exit(f'ERROR: {beatless - empty} beatless clip(s) got beats')
 if 4 * good < 3 * total:
     sys.exit(f'ERROR: only {good} of {total} grooves have a beat grid at F >= 0.9 (at least three quarters expected)')
-print(f'# beat grids: {good}/{total} grooves at F >= 0.9, {empty}/{beatless} beatless clips with an empty grid')
+downbeat = float(re.search(r'downbeat F-measure: mean ([0-9.]+)', text).group(1))
+if downbeat < 0.6:
+    sys.exit(f'ERROR: downbeat F-measure mean {downbeat:.3f} on the grooves (at least 0.6 expected)')
+print(f'# beat grids: {good}/{total} grooves at F >= 0.9, {empty}/{beatless} beatless clips with an empty grid, '
+      f'downbeat F mean {downbeat:.3f}')
 PY
 step "done: reports in $RUN (cv.txt, beats.txt)"

@@ -200,6 +200,36 @@ extension TestSignal {
         return mix.signal(dBFS: dBFS)
     }
 
+    /// A four-on-the-floor groove at `bpm` from `first`: the same kick on every beat and the same
+    /// hi-hat on every eighth, so nothing in the drums marks the one; a soft-attack chord pad
+    /// (three partials in 170–400 Hz) changes chord on every bar line of `beatsPerBar` beats, the
+    /// only sign of where the bars start.
+    public static func chordChangeGroove(bpm: Double, first: Double = 0.5, beatsPerBar: Int = 4, duration: Double,
+                                         dBFS: Double = -10, sampleRate: Int = 44_100) -> TestSignal {
+        let mix = EventMix(duration: duration, sampleRate: sampleRate, seed: 0x4C0C_A1D5)
+        let chords: [[Double]] = [[261.6, 329.6, 392.0], [220.0, 261.6, 329.6], [174.6, 220.0, 261.6], [196.0, 246.9, 293.7]]
+        let period = 60 / bpm
+        var k = 0
+        var t = first
+        while t < duration {
+            mix.add(at: t, length: 0.3) { s in sin(2 * .pi * (50 + 90 * exp(-s * 30)) * s) * exp(-s * 12) }
+            for half in 0..<2 {
+                mix.add(at: t + Double(half) * period / 2, length: 0.05) { s in 0.15 * mix.noise() * exp(-s * 90) }
+            }
+            if k % beatsPerBar == 0 {
+                let chord = chords[(k / beatsPerBar) % chords.count]
+                let length = period * Double(beatsPerBar)
+                mix.add(at: t, length: length) { s in
+                    let envelope = min(1, s / 0.03) * min(1, (length - s) / 0.03)
+                    return envelope * 0.12 * chord.reduce(0) { $0 + sin(2 * .pi * $1 * s) }
+                }
+            }
+            k += 1
+            t += period
+        }
+        return mix.signal(dBFS: dBFS)
+    }
+
     /// A soft ballad at `bpm` from `first`: on every beat a three-partial piano-like note with a 25 ms
     /// attack (the melody walks a scale), on every fourth a bass note under it; no drums, so its onsets
     /// are soft and its flux small for its level.

@@ -213,15 +213,12 @@ public struct BeatGrid: Codable, Sendable, Equatable {
     /// end, at their own intervals: a player's grid covers the intro and the outro the tracker found
     /// no onsets in (a pad, a breakdown, a fade).
     /// A first beat the least-squares line put a hair before 0 is dropped (no beat lies before the
-    /// track). Returns the segments and how many beats were added before the first tracked one
-    /// (negative when one was dropped).
-    public static func extend(_ segments: [Segment], from soundStart: Double, to soundEnd: Double) -> (segments: [Segment], added: Int) {
+    /// track).
+    public static func extend(_ segments: [Segment], from soundStart: Double, to soundEnd: Double) -> [Segment] {
         var out = segments
-        var added = 0
         if var first = out.first, first.interval > 0 {
             let before = Int(((first.start - soundStart) / first.interval).rounded(.down))
             if before > 0 {
-                added = before
                 first.start = ((first.start - Double(before) * first.interval) * 10_000).rounded() / 10_000
                 first.count += before
                 out[0] = first
@@ -236,7 +233,6 @@ public struct BeatGrid: Codable, Sendable, Equatable {
             }
         }
         while var first = out.first, first.start < 0 {
-            added -= 1
             if first.count == 1 || first.interval <= 0 {
                 out.removeFirst()
                 continue
@@ -245,30 +241,6 @@ public struct BeatGrid: Codable, Sendable, Equatable {
             first.count -= 1
             out[0] = first
         }
-        return (out, added)
-    }
-
-    /// The meter and the first bar line from each beat's accent (the onset strength at the beat):
-    /// for 3 and 4 beats per bar, the mean accent at each position of the bar; the meter whose
-    /// strongest position stands out most from the bar's other positions wins, and that position
-    /// is the downbeat. Unclear (nil) when the winner stands out by less than `minContrast` of the
-    /// mean accent, or when fewer than four bars are tracked.
-    public static let minContrast = 0.15
-
-    public static func meter(accents: [Double]) -> (meter: Int, firstDownbeat: Int)? {
-        let mean = accents.reduce(0, +) / Double(max(1, accents.count))
-        guard mean > 0 else { return nil }
-        var best: (meter: Int, phase: Int, contrast: Double)?
-        for m in [4, 3] where accents.count >= 4 * m {
-            var sums = [Double](repeating: 0, count: m), counts = [Double](repeating: 0, count: m)
-            for (k, a) in accents.enumerated() { sums[k % m] += a; counts[k % m] += 1 }
-            let means = (0..<m).map { sums[$0] / counts[$0] }
-            let phase = means.indices.max { means[$0] < means[$1] }!
-            let others = (means.reduce(0, +) - means[phase]) / Double(m - 1)
-            let contrast = (means[phase] - others) / mean
-            if contrast > (best?.contrast ?? -.infinity) { best = (m, phase, contrast) }
-        }
-        guard let best, best.contrast >= minContrast else { return nil }
-        return (best.meter, best.phase)
+        return out
     }
 }

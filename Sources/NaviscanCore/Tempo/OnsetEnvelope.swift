@@ -36,6 +36,9 @@ public final class OnsetEnvelope {
         /// 2 MB for each of the three envelopes); past it the grid of a longer track goes on at its
         /// last interval.
         public var beatTrackingSeconds = 6 * 3600.0
+        /// How much of the band levels, from the start, is kept for the bar lines (`BandLevels`: 430 kB
+        /// for 30 minutes); the bars are chosen from the beats within it.
+        public var barAnalysisSeconds = 1800.0
 
         public init() {}
 
@@ -64,6 +67,7 @@ public final class OnsetEnvelope {
     private var hasPrevious = false
     private let queue: SampleQueue
     private let periodicity: OnsetPeriodicity
+    private let levels: BandLevels
     private let observer: OnsetBandObserver?
     /// The similarity features, measured from this stage's spectra when asked for.
     public private(set) var features: SonicFeatureAccumulator?
@@ -100,6 +104,8 @@ public final class OnsetEnvelope {
         periodicity = OnsetPeriodicity(frameRate: config.frameRate,
                                        maxLag: Int(config.frameRate * config.maxLagSeconds) + 2,
                                        beatTrackingFrames: Int(config.frameRate * config.beatTrackingSeconds))
+        levels = BandLevels(bandCount: bandCount, midFirstBand: config.midFirstBand, highFirstBand: config.highFirstBand,
+                            maxHops: Int(config.frameRate * config.barAnalysisSeconds))
         if measuresFeatures {
             // The level a full-scale sine gives in this spectrum, for the features' silence gate.
             let sine = UnsafeMutablePointer<Float>.allocate(capacity: config.fftSize)
@@ -138,7 +144,9 @@ public final class OnsetEnvelope {
     /// What the tempo estimator needs from everything processed. Call once, at the end of the track.
     public func finish() -> OnsetPeriodicity.Summary {
         observer?.finish()
-        return periodicity.finish()
+        var summary = periodicity.finish()
+        summary.bandLevels = levels.finish()
+        return summary
     }
 
     private func frame(_ samples: UnsafeBufferPointer<Float>) {
@@ -159,6 +167,7 @@ public final class OnsetEnvelope {
         bands.map(power, into: current)
         compressMagnitudes(current, count: bandCount, gain: config.compression)
         observer?.observe(levels: UnsafeBufferPointer(start: current, count: bandCount))
+        levels.append(current)
         // Rises are measured against the louder of the two previous hops: two tones closer than the
         // window's main lobe beat against each other (a 55 Hz beat aliases into periodic flicker at a
         // 100 Hz hop), which this cancels, while a real onset is a step that passes.

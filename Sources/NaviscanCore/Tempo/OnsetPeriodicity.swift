@@ -24,6 +24,8 @@ public final class OnsetPeriodicity {
         public var lowBeatEnvelope: [UInt8]
         /// The emphasised high-band envelope over the same hops, quantised.
         public var highBeatEnvelope: [UInt8]
+        /// The band levels in 50 ms blocks from hop 0, for the bar lines (`OnsetEnvelope` fills them in).
+        public var bandLevels: BandLevels.Summary = .empty
 
         /// How many emphasised full-band values are at least `2^(quarterOctaves/4)`.
         public func framesReaching(quarterOctaves q: Int) -> Int {

@@ -159,9 +159,8 @@ public struct TempoEstimator {
     /// The beats at `bpm` over the whole kept envelope (`BeatTracker` on the full-band onset
     /// strength), as segments (`BeatGrid.segments`, runs across beatless stretches joined by
     /// `BeatGrid.bridged`) each moved to the offset `BeatPhase` chooses, extended to the sound's
-    /// edges; the meter from the beats' accents (the low-band plus the full-band onset strength at
-    /// each beat, each over its mean); the grid's confidence: with r the full-band onset strength on
-    /// the tracked beats over its mean everywhere, (r − 1)/(r + 1).
+    /// edges; the bars from the beats' accents (`BarLines`); the grid's confidence: with r the
+    /// full-band onset strength on the tracked beats over its mean everywhere, (r − 1)/(r + 1).
     static func beatGrid(_ summary: OnsetPeriodicity.Summary, bpm: Double, soundStart: Double, soundEnd: Double) -> BeatGrid {
         let frameRate = summary.frameRate
         let full = BeatEnvelope.decode(summary.beatEnvelope)
@@ -180,22 +179,16 @@ public struct TempoEstimator {
         let trackedCount = tracks.reduce(0) { $0 + $1.count }
         guard trackedCount >= 2 else { return .empty }
         let extended = BeatGrid.extend(tracks, from: earliest, to: max(earliest, soundEnd))
-        // Accents on the grid's beats from the first tracked one kept (a first beat before 0 is
-        // dropped: `added` is then −1) to the last.
-        let beats = BeatGrid.beats(of: extended.segments)
-        let firstTracked = max(0, extended.added)
-        let onGrid = beats[firstTracked..<max(firstTracked, min(beats.count, extended.added + trackedCount))].map { $0 * frameRate - start }
-        func peak(_ e: [Float], _ h: Double) -> Double { Double(BeatEnvelope.peak(e, at: Int(h.rounded()), reach: 2)) }
-        let lowPeaks = onGrid.map { peak(low, $0) }, fullPeaks = onGrid.map { peak(full, $0) }
-        let lowMean = lowPeaks.reduce(0, +) / Double(max(1, onGrid.count))
-        let fullMean = fullPeaks.reduce(0, +) / Double(max(1, onGrid.count))
-        let accents = onGrid.indices.map { (lowMean > 0 ? lowPeaks[$0] / lowMean : 0) + (fullMean > 0 ? fullPeaks[$0] / fullMean : 0) }
-        let bars = BeatGrid.meter(accents: accents)
+        // The bars from the grid's beats within the kept band levels, counted from the grid's first.
+        let beats = BeatGrid.beats(of: extended)
+        let change = BarLines.spectralChange(summary.bandLevels, beats: beats, frameRate: frameRate)
+        let hopsOfBeats = beats.prefix(change.all.count).map { Int(($0 * frameRate - start).rounded()) }
+        let bars = BarLines.choose(accents: [hopsOfBeats.map { Double(BeatEnvelope.peak(low, at: $0, reach: 2)) },
+                                             hopsOfBeats.map { Double(BeatEnvelope.peak(full, at: $0, reach: 2)) },
+                                             change.all, change.low, change.mid])
         let r = tracked.onBeatRatio
         let confidence = r > 1 ? (r - 1) / (r + 1) : 0
-        // The phase counts from the first accent's beat, `firstTracked` in the grid.
-        return BeatGrid(segments: extended.segments, meter: bars?.meter,
-                        firstDownbeat: bars.map { ($0.firstDownbeat + firstTracked) % $0.meter },
+        return BeatGrid(segments: extended, meter: bars?.meter, firstDownbeat: bars?.firstDownbeat,
                         confidence: (confidence * 1000).rounded() / 1000)
     }
 

@@ -1,0 +1,94 @@
+import Foundation
+
+/// Where the bars start: the meter (3 or 4 beats per bar) and the beat of the first bar line.
+///
+/// Each beat carries five accents: the low-band and the full-band onset strength at the beat, and
+/// how much the spectrum changes there (`spectralChange`: over all band groups, the low ones and the
+/// mid ones) — a bar line is where the kick and the crash fall, and also where the chord and the bass
+/// note change, which is often the only mark of the one in four-on-the-floor music. For each of the
+/// seven candidates (4 beats per bar at phase 0…3, 3 at phase 0…2) an accent's contrast is its mean
+/// at that phase of the bar minus its mean at the other phases, over its mean; the candidate's score
+/// is `weights` · contrasts, and the best one names the bars when its probability among the seven
+/// (softmax of the scores) is at least `minProbability`. Fewer than four bars name none.
+public enum BarLines {
+    /// Weights of the contrasts of: low-band onset strength, full-band onset strength, spectral change
+    /// (all groups), its low groups, its mid groups. Fitted by scripts/lab/beats/downbeat_cv.py (a
+    /// conditional logit over the seven candidates, ridge strength chosen by leave-one-source-out).
+    static let weights: [Double] = [2.0405, -1.3631, 1.4068, 1.1177, 1.7189]
+    /// Below this probability of the winner the bars are unclear (nil): flat accents give each of
+    /// the seven candidates 1/7. Chosen by downbeat_cv.py where a wrong bar line costs as much as a
+    /// right one gains.
+    static let minProbability = 0.3
+
+    /// The meter and the index of the first bar line's beat from per-beat accents (`accents[f][i]`:
+    /// accent f of beat i, the five in `weights`' order, all of the same length); nil when unclear.
+    public static func choose(accents: [[Double]]) -> (meter: Int, firstDownbeat: Int)? {
+        precondition(accents.count == weights.count)
+        let beatCount = accents[0].count
+        let means = accents.map { $0.reduce(0, +) / Double(max(1, $0.count)) }
+        var candidates: [(meter: Int, phase: Int, score: Double)] = []
+        for meter in [4, 3] where beatCount >= 4 * meter {
+            // Per accent, the mean at each phase of the bar.
+            let phaseMeans = accents.map { a in
+                (0..<meter).map { p in
+                    let values = stride(from: p, to: a.count, by: meter).map { a[$0] }
+                    return values.reduce(0, +) / Double(values.count)
+                }
+            }
+            for phase in 0..<meter {
+                var score = 0.0
+                for f in accents.indices where means[f] > 0 {
+                    let here = phaseMeans[f][phase]
+                    let others = (phaseMeans[f].reduce(0, +) - here) / Double(meter - 1)
+                    score += weights[f] * (here - others) / means[f]
+                }
+                candidates.append((meter, phase, score))
+            }
+        }
+        guard let best = candidates.max(by: { $0.score < $1.score }) else { return nil }
+        let total = candidates.reduce(0.0) { $0 + exp($1.score - best.score) }
+        guard 1 / total >= minProbability else { return nil }
+        return (best.meter, best.phase)
+    }
+
+    /// The spectral change at each beat (seconds, increasing): the band groups' mean level over the
+    /// blocks from this beat to the next, minus that from the previous beat to this one (the first
+    /// and the last beat look as far as their neighbour, the time before the track is silence, and
+    /// the change is 0 where a side spans no block), as a Euclidean length over all 12 groups,
+    /// the low ones and the mid ones. Beats past the kept levels are left out: the arrays are as long
+    /// as the beats within them.
+    public static func spectralChange(_ levels: BandLevels.Summary, beats: [Double], frameRate: Double)
+        -> (all: [Double], low: [Double], mid: [Double]) {
+        let groups = BandLevels.groupCount
+        let blockCount = levels.blockCount
+        let blocks = beats.map { Int(($0 * frameRate / Double(BandLevels.blockHops)).rounded()) }.prefix { $0 < blockCount }
+        guard blocks.count >= 2 else { return ([], [], []) }
+        let hb = blocks.map { max(0, $0) }
+        // Running sums per group: sums[(k) * groups + g] = Σ of group g over blocks 0..<k.
+        var sums = [Double](repeating: 0, count: (blockCount + 1) * groups)
+        for k in 0..<blockCount {
+            for g in 0..<groups {
+                sums[(k + 1) * groups + g] = sums[k * groups + g] + Double(levels.codes[k * groups + g]) / Double(BandLevels.codeScale)
+            }
+        }
+        // The mean over blocks from..<to; blocks before the track are silence (level 0).
+        func mean(_ from: Int, _ to: Int, _ g: Int) -> Double {
+            (sums[to * groups + g] - sums[max(0, from) * groups + g]) / Double(to - from)
+        }
+        var all: [Double] = [], low: [Double] = [], mid: [Double] = []
+        let n = hb.count
+        for i in 0..<n {
+            let before = i > 0 ? hb[i - 1] : hb[0] - (hb[1] - hb[0])
+            let after = min(blockCount, i + 1 < n ? hb[i + 1] : hb[n - 1] + (hb[n - 1] - hb[n - 2]))
+            var a = 0.0, l = 0.0, m = 0.0
+            for g in 0..<groups where before < hb[i] && hb[i] < after {
+                let d = mean(hb[i], after, g) - mean(before, hb[i], g)
+                a += d * d
+                if BandLevels.lowGroups.contains(g) { l += d * d }
+                if BandLevels.midGroups.contains(g) { m += d * d }
+            }
+            all.append(a.squareRoot()); low.append(l.squareRoot()); mid.append(m.squareRoot())
+        }
+        return (all, low, mid)
+    }
+}
