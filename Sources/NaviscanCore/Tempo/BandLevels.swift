@@ -26,7 +26,10 @@ public final class BandLevels {
 
     /// First band of each group, then the band count.
     private let edges: [Int]
+    /// 1 / the group's width (0 for an empty group).
+    private let inverseWidths: [Float]
     private var sums: [Float]
+    private var block: [UInt8]
     private var hopsInBlock = 0
     private var codes: [UInt8] = []
     private let capacity: Int
@@ -35,8 +38,11 @@ public final class BandLevels {
     /// hops are kept.
     public init(bandCount: Int, midFirstBand: Int, highFirstBand: Int, maxHops: Int) {
         func split(_ from: Int, _ to: Int, _ parts: Int) -> [Int] { (0..<parts).map { from + $0 * (to - from) / parts } }
-        edges = split(0, midFirstBand, 4) + split(midFirstBand, highFirstBand, 5) + split(highFirstBand, bandCount, 3) + [bandCount]
+        let edges = split(0, midFirstBand, 4) + split(midFirstBand, highFirstBand, 5) + split(highFirstBand, bandCount, 3) + [bandCount]
+        self.edges = edges
+        inverseWidths = (0..<Self.groupCount).map { edges[$0 + 1] > edges[$0] ? 1 / Float(edges[$0 + 1] - edges[$0]) : 0 }
         sums = [Float](repeating: 0, count: Self.groupCount)
+        block = [UInt8](repeating: 0, count: Self.groupCount)
         capacity = (maxHops + Self.blockHops - 1) / Self.blockHops * Self.groupCount
         codes.reserveCapacity(min(capacity, 600 * 20 * Self.groupCount))
     }
@@ -44,10 +50,16 @@ public final class BandLevels {
     /// One hop's levels (`bandCount` of them).
     public func append(_ levels: UnsafePointer<Float>) {
         guard codes.count < capacity else { return }
-        for g in 0..<Self.groupCount where edges[g + 1] > edges[g] {
-            var s: Float = 0
-            for b in edges[g]..<edges[g + 1] { s += levels[b] }
-            sums[g] += s / Float(edges[g + 1] - edges[g])
+        edges.withUnsafeBufferPointer { edges in
+            inverseWidths.withUnsafeBufferPointer { inverse in
+                sums.withUnsafeMutableBufferPointer { sums in
+                    for g in 0..<Self.groupCount {
+                        var s: Float = 0
+                        for b in edges[g]..<edges[g + 1] { s += levels[b] }
+                        sums[g] += s * inverse[g]
+                    }
+                }
+            }
         }
         hopsInBlock += 1
         if hopsInBlock == Self.blockHops { closeBlock() }
@@ -59,11 +71,12 @@ public final class BandLevels {
     }
 
     private func closeBlock() {
+        let scale = Self.codeScale / Float(hopsInBlock)
         for g in 0..<Self.groupCount {
-            let mean = sums[g] / Float(hopsInBlock)
-            codes.append(UInt8(max(0, min(255, (mean * Self.codeScale + 0.5).rounded(.down)))))
+            block[g] = UInt8(max(0, min(255, (sums[g] * scale + 0.5).rounded(.down))))
             sums[g] = 0
         }
+        codes.append(contentsOf: block)
         hopsInBlock = 0
     }
 }
