@@ -230,6 +230,31 @@ extension TestSignal {
         return mix.signal(dBFS: dBFS)
     }
 
+    /// A house loop at `bpm` from `first`: a kick with a short click on every beat, an open hi-hat
+    /// between the beats and a clap on beats 2 and 4; no bass, no chords, so nothing marks the one
+    /// but the start of the sound.
+    public static func houseLoop(bpm: Double, first: Double = 0.5, duration: Double, dBFS: Double = -10,
+                                 sampleRate: Int = 44_100) -> TestSignal {
+        let mix = EventMix(duration: duration, sampleRate: sampleRate, seed: 0x0C1A_9124)
+        let period = 60 / bpm
+        var k = 0
+        var t = first
+        while t < duration {
+            mix.add(at: t, length: 0.3) { s in sin(2 * .pi * (50 + 90 * exp(-s * 30)) * s) * exp(-s * 12) }
+            mix.add(at: t, length: 0.004) { s in 0.3 * mix.noise() * exp(-s * 800) }
+            var previous = 0.0
+            mix.add(at: t + period / 2, length: 0.25) { s in
+                let x = mix.noise(), y = x - previous
+                previous = x
+                return 0.25 * y * exp(-s * 12)
+            }
+            if k % 2 == 1 { mix.add(at: t, length: 0.15) { s in 0.4 * mix.noise() * exp(-s * 30) } }
+            k += 1
+            t += period
+        }
+        return mix.signal(dBFS: dBFS)
+    }
+
     /// A soft ballad at `bpm` from `first`: on every beat a three-partial piano-like note with a 25 ms
     /// attack (the melody walks a scale), on every fourth a bass note under it; no drums, so its onsets
     /// are soft and its flux small for its level.

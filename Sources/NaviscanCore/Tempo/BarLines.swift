@@ -8,8 +8,9 @@ import Foundation
 /// note change, which is often the only mark of the one in four-on-the-floor music. For each of the
 /// seven candidates (4 beats per bar at phase 0…3, 3 at phase 0…2) an accent's contrast is its mean
 /// at that phase of the bar minus its mean at the other phases, over its mean; the candidate's score
-/// is `weights` · contrasts, and the best one names the bars when its probability among the seven
-/// (softmax of the scores) is at least `minProbability`. Fewer than four bars name none.
+/// is `weights` · contrasts; the meter is that of the best candidate over the beats after the first
+/// four, the phase the best of that meter's over all beats, and it names the bars when its probability
+/// among the seven (softmax of the scores) is at least `minProbability`. Fewer than four bars name none.
 public enum BarLines {
     /// Weights of the contrasts of: low-band onset strength, full-band onset strength, spectral change
     /// (all groups), its low groups, its mid groups. Fitted by scripts/lab/beats/downbeat_cv.py (a
@@ -19,11 +20,27 @@ public enum BarLines {
     /// the seven candidates 1/7. Chosen by downbeat_cv.py where a wrong bar line costs as much as a
     /// right one gains.
     static let minProbability = 0.3
+    /// Beats left out of the meter's choice at the start: a bar's worth, where the sound may start.
+    static let meterSkip = 4
 
     /// The meter and the index of the first bar line's beat from per-beat accents (`accents[f][i]`:
     /// accent f of beat i, the five in `weights`' order, all of the same length); nil when unclear.
+    /// The meter is chosen from the beats after the first `meterSkip`: the spectral change from
+    /// silence where the sound starts says where a bar starts, not how long bars are. The phase within
+    /// that meter is chosen from all the beats.
     public static func choose(accents: [[Double]]) -> (meter: Int, firstDownbeat: Int)? {
         precondition(accents.count == weights.count)
+        let all = scores(accents)
+        guard let meter = scores(accents.map { Array($0.dropFirst(meterSkip)) }).max(by: { $0.score < $1.score })?.meter,
+              let best = all.filter({ $0.meter == meter }).max(by: { $0.score < $1.score }) else { return nil }
+        let top = all.map(\.score).max()!
+        let probability = exp(best.score - top) / all.reduce(0.0) { $0 + exp($1.score - top) }
+        guard probability >= minProbability else { return nil }
+        return (best.meter, best.phase)
+    }
+
+    /// The score of each candidate with at least four bars of beats: `weights` · the accents' contrasts.
+    static func scores(_ accents: [[Double]]) -> [(meter: Int, phase: Int, score: Double)] {
         let beatCount = accents[0].count
         let means = accents.map { $0.reduce(0, +) / Double(max(1, $0.count)) }
         var candidates: [(meter: Int, phase: Int, score: Double)] = []
@@ -45,10 +62,7 @@ public enum BarLines {
                 candidates.append((meter, phase, score))
             }
         }
-        guard let best = candidates.max(by: { $0.score < $1.score }) else { return nil }
-        let total = candidates.reduce(0.0) { $0 + exp($1.score - best.score) }
-        guard 1 / total >= minProbability else { return nil }
-        return (best.meter, best.phase)
+        return candidates
     }
 
     /// The spectral change at each beat (seconds, increasing): the band groups' mean level over the

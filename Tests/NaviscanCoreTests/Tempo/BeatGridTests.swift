@@ -55,6 +55,16 @@ struct BeatGridTests {
         #expect(downbeatF >= 0.9, "downbeat F-measure \(downbeatF), first bar line at index \(grid.firstDownbeat ?? -1)")
     }
 
+    @Test("A backbeat with nothing marking the one is not read as 3/4 from the start of the sound")
+    func backbeatMeter() throws {
+        // The accents repeat every two beats (the clap on 2 and 4), and only the change from silence
+        // at the first beat marks a bar: bars of 4 from there, or none, but not bars of 3.
+        let grid = try Self.grid(.houseLoop(bpm: 124, first: 0.5, duration: 40))
+        let beats = stride(from: 0.5, to: 40, by: 60 / 124.0).map { $0 }
+        #expect(Self.fMeasure(beats, grid.beats) >= 0.9)
+        #expect(grid.meter != 3, "meter \(String(describing: grid.meter)), first bar line \(String(describing: grid.firstDownbeat))")
+    }
+
     @Test("Bar lines from accents: the phase where the accents stand out; flat accents name no bars")
     func barLinesFromAccents() {
         // Kick (low) on every third beat from beat 1, spectral change on the same beats.

@@ -26,6 +26,11 @@ against the truth (grooves: ../shared/tempo's beats_s and beats_per_bar from bea
 downbeats_s), for tracks whose grid reaches beat F >= 0.9 (else the bar question is moot) and whose
 truth has 3 or 4 beats per bar.
 
+The choice (as BarLines.choose): the meter of the best candidate over the beats after the first four
+(the change from silence where the sound starts says where a bar starts, not how long bars are), then
+the best phase of that meter over all beats; named when its probability among all the
+candidates (softmax of the scores) reaches the threshold.
+
 A ridge conditional logit over the candidates is fitted with one source left out at a time (grooves by
 seed, MIDI by package; the ridge strength chosen by an inner leave-one-source-out split). The threshold
 on the winner's probability (bars named only at or above it) is chosen on the training sources as the
@@ -48,6 +53,7 @@ MID_FIRST, HIGH_FIRST = 12, 27
 CANDS = [(4, p) for p in range(4)] + [(3, p) for p in range(3)]
 FEATS = ('low', 'full', 'change', 'change_low', 'change_mid')
 LAMS = (0.1, 1, 10)
+METER_SKIP = 4                 # the meter is chosen from the beats after the first four (BarLines.meterSkip)
 THRESHOLDS = (0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
 
 
@@ -145,10 +151,14 @@ def load(a):
         grid = json.load(open(prof)).get('beat_grid') or {}
         est, est_down = expand(grid)
         if len(est) < 2 or f_measure(beats, est) < 0.9: continue
-        X, cands = features(accents(dump, est))
+        acc = accents(dump, est)
+        X, cands = features(acc)
         if not len(cands): continue
+        # the candidates over the beats after the first four, for the meter
+        X1, c1 = features({k: v[METER_SKIP:] for k, v in acc.items()})
+        meters1 = np.array([m for m, p in c1])
         F = np.array([f_measure(down, est[p::m]) for m, p in cands])
-        rows.append(dict(src=src, name=name, X=X, F=F, cands=cands, given=f_measure(down, est_down)))
+        rows.append(dict(src=src, name=name, X=X, X1=X1, meters1=meters1, F=F, cands=cands, given=f_measure(down, est_down)))
     return rows
 
 
@@ -164,8 +174,12 @@ def fit(rows, lam):
 
 
 def predict(r, w):
-    """(F of the chosen candidate, its probability)"""
-    z = r['X'] @ w; p = np.exp(z - z.max()); p /= p.sum(); i = int(np.argmax(z))
+    """BarLines.choose: (F of the chosen candidate, its probability among all); the meter from the
+    beats after the first four, the phase within it from all beats"""
+    if not len(r['X1']): return 0.0, 0.0
+    meter = r['meters1'][int(np.argmax(r['X1'] @ w))]
+    z = r['X'] @ w; p = np.exp(z - z.max()); p /= p.sum()
+    i = max((i for i, c in enumerate(r['cands']) if c[0] == meter), key=lambda i: z[i])
     return r['F'][i], p[i]
 
 
