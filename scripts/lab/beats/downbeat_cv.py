@@ -40,12 +40,12 @@ were made with, the best reachable, and the all-data fit (what BarLines carries)
 """
 import argparse, json, os, sys
 import numpy as np
-from scipy.optimize import minimize
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'tempo-model')); sys.path.insert(0, HERE)
 import fit_tempo_model as ftm                 # noqa: E402
 from beat_level_cv import quant, rnd          # noqa: E402
 from score_beats import f_measure, expand     # noqa: E402
+from phase_cv import clogit                   # noqa: E402
 
 FR = ftm.FR
 BLOCK_HOPS, GROUPS, CODE_SCALE = 5, 12, 32.0
@@ -163,14 +163,7 @@ def load(a):
 
 
 def fit(rows, lam):
-    items = [r for r in rows if r['F'].max() >= 0.5]
-    def nll(w):
-        tot, g = 0.0, np.zeros_like(w)
-        for r in items:
-            z = r['X'] @ w; z -= z.max(); p = np.exp(z); p /= p.sum(); y = int(np.argmax(r['F']))
-            tot -= np.log(p[y] + 1e-12); g -= r['X'][y] - p @ r['X']
-        return tot + lam * w @ w, g + 2 * lam * w
-    return minimize(nll, np.zeros(len(FEATS)), jac=True, method='L-BFGS-B').x
+    return clogit([r for r in rows if r['F'].max() >= 0.5], lam)
 
 
 def predict(r, w):

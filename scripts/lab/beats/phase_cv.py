@@ -87,15 +87,20 @@ def load(a):
     return rows
 
 
-def fit(rows, lam):
-    items = [g for r in rows for g in r['segs'] if g['seg']['count'] >= 4 and g['F'].max() >= 0.5]
+def clogit(items, lam):
+    """Ridge conditional logit: each item's candidates are the rows of item['X'], the label the one
+    with the highest item['F']; returns the weights."""
     def nll(w):
         tot, g = 0.0, np.zeros_like(w)
         for it in items:
             z = it['X'] @ w; z -= z.max(); p = np.exp(z); p /= p.sum(); y = int(np.argmax(it['F']))
             tot -= np.log(p[y] + 1e-12); g -= it['X'][y] - p @ it['X']
         return tot + lam * w @ w, g + 2 * lam * w
-    return minimize(nll, np.zeros(2), jac=True, method='L-BFGS-B').x
+    return minimize(nll, np.zeros(items[0]['X'].shape[1]), jac=True, method='L-BFGS-B').x
+
+
+def fit(rows, lam):
+    return clogit([g for r in rows for g in r['segs'] if g['seg']['count'] >= 4 and g['F'].max() >= 0.5], lam)
 
 
 def track_f(r, choose):
