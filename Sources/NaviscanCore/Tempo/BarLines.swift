@@ -29,9 +29,9 @@ public enum BarLines {
     /// silence where the sound starts says where a bar starts, not how long bars are. The phase within
     /// that meter is chosen from all the beats.
     public static func choose(accents: [[Double]]) -> (meter: Int, firstDownbeat: Int)? {
-        precondition(accents.count == weights.count)
-        let all = scores(accents)
-        guard let meter = scores(accents.map { Array($0.dropFirst(meterSkip)) }).max(by: { $0.score < $1.score })?.meter,
+        precondition(accents.count == weights.count && accents.allSatisfy { $0.count == accents[0].count })
+        let all = scores(accents, from: 0)
+        guard let meter = scores(accents, from: meterSkip).max(by: { $0.score < $1.score })?.meter,
               let best = all.filter({ $0.meter == meter }).max(by: { $0.score < $1.score }) else { return nil }
         let top = all.map(\.score).max()!
         let probability = exp(best.score - top) / all.reduce(0.0) { $0 + exp($1.score - top) }
@@ -39,28 +39,33 @@ public enum BarLines {
         return (best.meter, best.phase)
     }
 
-    /// The score of each candidate with at least four bars of beats: `weights` · the accents' contrasts.
-    static func scores(_ accents: [[Double]]) -> [(meter: Int, phase: Int, score: Double)] {
-        let beatCount = accents[0].count
-        let means = accents.map { $0.reduce(0, +) / Double(max(1, $0.count)) }
+    /// The score of each candidate with at least four bars of beats from beat `start` on (phases
+    /// counted from `start`): `weights` · the accents' contrasts.
+    static func scores(_ accents: [[Double]], from start: Int) -> [(meter: Int, phase: Int, score: Double)] {
+        let beatCount = accents[0].count - start
         var candidates: [(meter: Int, phase: Int, score: Double)] = []
-        for meter in [4, 3] where beatCount >= 4 * meter {
-            // Per accent, the mean at each phase of the bar.
-            let phaseMeans = accents.map { a in
-                (0..<meter).map { p in
-                    let values = stride(from: p, to: a.count, by: meter).map { a[$0] }
-                    return values.reduce(0, +) / Double(values.count)
+        candidates.reserveCapacity(7)
+        var sums = [Double](repeating: 0, count: 4), counts = [Double](repeating: 0, count: 4)
+        var phaseScores = [Double](repeating: 0, count: 4)
+        for meter in stride(from: 4, through: 3, by: -1) where beatCount >= 4 * meter {
+            for phase in 0..<meter { phaseScores[phase] = 0 }
+            for (f, a) in accents.enumerated() {
+                for phase in 0..<meter { sums[phase] = 0; counts[phase] = 0 }
+                for i in start..<a.count {
+                    sums[(i - start) % meter] += a[i]
+                    counts[(i - start) % meter] += 1
+                }
+                let total = sums[0..<meter].reduce(0, +)
+                let mean = total / Double(beatCount)
+                guard mean > 0 else { continue }
+                for phase in 0..<meter {
+                    let here = sums[phase] / counts[phase]
+                    var others = 0.0
+                    for q in 0..<meter where q != phase { others += sums[q] / counts[q] }
+                    phaseScores[phase] += weights[f] * (here - others / Double(meter - 1)) / mean
                 }
             }
-            for phase in 0..<meter {
-                var score = 0.0
-                for f in accents.indices where means[f] > 0 {
-                    let here = phaseMeans[f][phase]
-                    let others = (phaseMeans[f].reduce(0, +) - here) / Double(meter - 1)
-                    score += weights[f] * (here - others) / means[f]
-                }
-                candidates.append((meter, phase, score))
-            }
+            for phase in 0..<meter { candidates.append((meter, phase, phaseScores[phase])) }
         }
         return candidates
     }
