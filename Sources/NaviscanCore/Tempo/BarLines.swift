@@ -80,31 +80,33 @@ public enum BarLines {
         -> (all: [Double], low: [Double], mid: [Double]) {
         let groups = BandLevels.groupCount
         let blockCount = levels.blockCount
-        let blocks = beats.map { Int(($0 * frameRate / Double(BandLevels.blockHops)).rounded()) }.prefix { $0 < blockCount }
-        guard blocks.count >= 2 else { return ([], [], []) }
-        let hb = blocks.map { max(0, $0) }
-        // Running sums per group: sums[(k) * groups + g] = Σ of group g over blocks 0..<k.
-        var sums = [Double](repeating: 0, count: (blockCount + 1) * groups)
-        for k in 0..<blockCount {
-            for g in 0..<groups {
-                sums[(k + 1) * groups + g] = sums[k * groups + g] + Double(levels.codes[k * groups + g]) / Double(BandLevels.codeScale)
+        let hb = beats.map { Int(($0 * frameRate / Double(BandLevels.blockHops)).rounded()) }.prefix { $0 < blockCount }
+        let n = hb.count
+        guard n >= 2 else { return ([], [], []) }
+        // The windows: before the first beat, each beat to the next, after the last (as long as their
+        // neighbour); each group's mean level over window w at means[w * groups + g], blocks before the
+        // track being silence (0). Every block between the first and the last beat is read once.
+        let first = hb[0] - (hb[1] - hb[0]), last = min(blockCount, hb[n - 1] + (hb[n - 1] - hb[n - 2]))
+        let edges = [first] + hb + [last]
+        var means = [Double](repeating: 0, count: (n + 1) * groups)
+        for w in 0...n where edges[w + 1] > edges[w] {
+            for k in max(0, edges[w])..<edges[w + 1] {
+                for g in 0..<groups { means[w * groups + g] += Double(levels.codes[k * groups + g]) }
             }
-        }
-        // The mean over blocks from..<to; blocks before the track are silence (level 0).
-        func mean(_ from: Int, _ to: Int, _ g: Int) -> Double {
-            (sums[to * groups + g] - sums[max(0, from) * groups + g]) / Double(to - from)
+            let scale = 1 / (Double(BandLevels.codeScale) * Double(edges[w + 1] - edges[w]))
+            for g in 0..<groups { means[w * groups + g] *= scale }
         }
         var all: [Double] = [], low: [Double] = [], mid: [Double] = []
-        let n = hb.count
         for i in 0..<n {
-            let before = i > 0 ? hb[i - 1] : hb[0] - (hb[1] - hb[0])
-            let after = min(blockCount, i + 1 < n ? hb[i + 1] : hb[n - 1] + (hb[n - 1] - hb[n - 2]))
+            let before = i > 0 ? hb[i - 1] : first, after = i + 1 < n ? hb[i + 1] : last
             var a = 0.0, l = 0.0, m = 0.0
-            for g in 0..<groups where before < hb[i] && hb[i] < after {
-                let d = mean(hb[i], after, g) - mean(before, hb[i], g)
-                a += d * d
-                if BandLevels.lowGroups.contains(g) { l += d * d }
-                if BandLevels.midGroups.contains(g) { m += d * d }
+            if before < hb[i] && hb[i] < after {
+                for g in 0..<groups {
+                    let d = means[(i + 1) * groups + g] - means[i * groups + g]
+                    a += d * d
+                    if BandLevels.lowGroups.contains(g) { l += d * d }
+                    if BandLevels.midGroups.contains(g) { m += d * d }
+                }
             }
             all.append(a.squareRoot()); low.append(l.squareRoot()); mid.append(m.squareRoot())
         }
