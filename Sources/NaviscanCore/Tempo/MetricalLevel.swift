@@ -17,7 +17,10 @@ import Foundation
 /// ridge conditional logit on every source of the tempo dev sets (the tracker modules, the MIDI songs,
 /// the rendered grooves; scripts/lab/tempo-model/beat_level_cv.py, which also measures the choice
 /// leave-one-package-out). The winner's beats also decide whether there is a beat at all: r, the
-/// onset strength on its beats over the mean everywhere, below `minOnBeatRatio` means no tempo.
+/// onset strength on its beats over its mean everywhere, in the full band or in the mid band
+/// (snares, claps, chords, melody) whichever is higher, below `minOnBeatRatio` means no tempo. The mid
+/// band counts because a busy low band (a sliding bass, a pad), dense hi-hats or a noise floor can fill
+/// the full band between the beats.
 struct MetricalLevel {
     /// eb, eo, lb, lo, irr, cost, bar2, bar3, bar4, ebar2.
     static let beatWeights: [Double] = [1.1843, 0.9962, 1.2961, 0.2841, -1.7746, -414.4314, -0.5585, 0.3101, 0.3783, 2.8594]
@@ -29,9 +32,9 @@ struct MetricalLevel {
         4.9620, 2.9949, -1.0167, 6.5808, 0.5564,
     ]
     static let tempoWeights = (x: 5.8700, x2: -4.4088)
-    /// Midway between the best beatless clip (6.49) and the least beat-like track with a tempo (7.17)
+    /// Midway between the best beatless clip (6.49) and the least beat-like track with a tempo (7.40)
     /// of the dev sets.
-    static let minOnBeatRatio = 6.829
+    static let minOnBeatRatio = 6.941
     /// The tracker's tightness for this choice (librosa's).
     static let tightness = 100.0
     static let seconds = 120.0
@@ -39,7 +42,8 @@ struct MetricalLevel {
     /// The evidence of one candidate.
     struct Evidence {
         var score: Double
-        /// Onset strength on the beats over its mean over the segment.
+        /// Onset strength on the beats over its mean over the segment, the higher of the full band's
+        /// and the mid band's.
         var onBeatRatio: Double
     }
 
@@ -47,6 +51,8 @@ struct MetricalLevel {
     private let full: [Double]
     private let low: [Double]
     private let meanE: Double
+    private let mid: [Double]
+    private let meanMid: Double
 
     /// The first `seconds` of the kept envelopes, from the first hop with any onset strength.
     init(_ summary: OnsetPeriodicity.Summary) {
@@ -59,6 +65,10 @@ struct MetricalLevel {
         full = BeatEnvelope.standardised(e) ?? e
         low = BeatEnvelope.standardised(l) ?? l
         meanE = e.reduce(0, +) / Double(max(1, e.count))
+        // The mid envelope is kept for the first hops only (`OnsetPeriodicity.levelFrames`); hops past it count as 0.
+        let midCodes = summary.midBeatEnvelope
+        mid = (start..<end).map { $0 < midCodes.count ? Double(table[Int(midCodes[$0])]) : 0 }
+        meanMid = mid.reduce(0, +) / Double(max(1, mid.count))
     }
 
     /// The level score and on-beat ratio of tempo `bpm` (period `period` hops), with `autocorrelation`
@@ -82,7 +92,9 @@ struct MetricalLevel {
             features = [mean(aE), mean(mids.map { w(full, $0) }), mean(aL), mean(mids.map { w(low, $0) }),
                         sd / meanInterval, cost,
                         Self.contrast(aL, 2), Self.contrast(aL, 3), Self.contrast(aL, 4), Self.contrast(aE, 2)]
-            ratio = meanE > 0 ? mean(beats.map { w(e, $0) }) / meanE : 0
+            let fullRatio = meanE > 0 ? mean(beats.map { w(e, $0) }) / meanE : 0
+            let midRatio = meanMid > 0 ? mean(beats.map { w(mid, $0) }) / meanMid : 0
+            ratio = max(fullRatio, midRatio)
         }
         var z = Self.tempoWeights.x * x + Self.tempoWeights.x2 * x * x
         for (f, weight) in zip(features, Self.beatWeights) { z += f * weight }

@@ -6,7 +6,9 @@
 /// - the emphasised full-band, low-band and high-band envelopes from the first onset on, for the beat
 ///   tracker, one byte per hop each (`BeatEnvelope`: 1/8-octave steps, 540 kB per hour of audio for
 ///   the three) up to `beatTrackingFrames` hops: the one part that grows with the track, and it is
-///   capped.
+///   capped;
+/// - the emphasised mid-band envelope over the first `levelFrames` hops of those (12 kB), for the
+///   beatless test of `MetricalLevel`.
 public final class OnsetPeriodicity {
     public struct Summary {
         public var frameRate: Double
@@ -24,6 +26,8 @@ public final class OnsetPeriodicity {
         public var lowBeatEnvelope: [UInt8]
         /// The emphasised high-band envelope over the same hops, quantised.
         public var highBeatEnvelope: [UInt8]
+        /// The emphasised mid-band envelope over the first hops of those (at most `levelFrames`), quantised.
+        public var midBeatEnvelope: [UInt8] = []
         /// The band levels in 50 ms blocks from hop 0, for the bar lines (`OnsetEnvelope` fills them in).
         public var bandLevels: BandLevels.Summary = .empty
 
@@ -50,7 +54,9 @@ public final class OnsetPeriodicity {
     private var beatEnvelope: [UInt8] = []
     private var lowBeatEnvelope: [UInt8] = []
     private var highBeatEnvelope: [UInt8] = []
+    private var midBeatEnvelope: [UInt8] = []
     private let beatCapacity: Int
+    private let midCapacity: Int
 
     public init(frameRate: Double, maxLag: Int, beatTrackingFrames: Int) {
         self.frameRate = frameRate
@@ -62,11 +68,17 @@ public final class OnsetPeriodicity {
         highEmphasis = PeakEmphasis(half: half)
         correlations = (0..<4).map { _ in StreamingAutocorrelation(maxLag: maxLag) }
         beatCapacity = beatTrackingFrames
+        midCapacity = min(beatTrackingFrames, Self.levelFrames(frameRate: frameRate))
         // Ten minutes up front; longer tracks grow the arrays a few times in all.
         beatEnvelope.reserveCapacity(min(beatCapacity, Int(frameRate * 600)))
         lowBeatEnvelope.reserveCapacity(min(beatCapacity, Int(frameRate * 600)))
         highBeatEnvelope.reserveCapacity(min(beatCapacity, Int(frameRate * 600)))
+        midBeatEnvelope.reserveCapacity(midCapacity)
     }
+
+    /// How many hops of the mid-band envelope are kept: `MetricalLevel.seconds` and 10 s more, for
+    /// hops from the first onset whose code is still 0.
+    static func levelFrames(frameRate: Double) -> Int { Int(frameRate * (MetricalLevel.seconds + 10)) }
 
     public func append(low: Float, mid: Float, high: Float) {
         frameCount += 1
@@ -77,15 +89,15 @@ public final class OnsetPeriodicity {
         highEmphasis.append(h) { take(3, $0) }
     }
 
-    /// Every hop's full-band value arrives before its low-band and high-band ones (`append` and
+    /// Every hop's full-band value arrives before its low-, mid- and high-band ones (`append` and
     /// `finish` keep that order), so those envelopes follow the full one hop for hop.
     private func take(_ region: Int, _ y: Double) {
         correlations[region].append(y)
         switch region {
         case 1: follow(&lowBeatEnvelope, y); return
+        case 2: if midBeatEnvelope.count < midCapacity { follow(&midBeatEnvelope, y) }; return
         case 3: follow(&highBeatEnvelope, y); return
-        case 0: break
-        default: return
+        default: break
         }
         strengthHistogram[Self.histogramBin(y)] += 1
         if beatStart == nil, y > 0 { beatStart = emitted }
@@ -105,7 +117,7 @@ public final class OnsetPeriodicity {
         return Summary(frameRate: frameRate, frameCount: frameCount,
                        autocorrelations: correlations.map { $0.finish() }, strengthHistogram: strengthHistogram,
                        beatStart: beatStart ?? 0, beatEnvelope: beatEnvelope, lowBeatEnvelope: lowBeatEnvelope,
-                       highBeatEnvelope: highBeatEnvelope)
+                       highBeatEnvelope: highBeatEnvelope, midBeatEnvelope: midBeatEnvelope)
     }
 
     /// Quarter-octave bin of v (see `Summary.strengthHistogram`); exact at the bin edges.

@@ -16,9 +16,10 @@ import Foundation
 ///    two minutes, and a linear model over what those beats collect (onsets on and between the beats,
 ///    low band and full band, regularity, bar accents) and the regions' autocorrelation at ½–4 beats
 ///    picks the candidate; the tempo is then measured from the autocorrelation peaks.
-/// 4. Confidence = r / (r + 6.829), r the onset strength on the winner's beats over its mean
-///    everywhere: below `minConfidence` (0.5), when the beats explain the onsets no better than the
-///    dev sets' beatless clips, the track has no tempo.
+/// 4. Confidence = r / (r + 6.941), r the onset strength on the winner's beats over its mean
+///    everywhere, in the full band or the mid band (whichever is higher): below `minConfidence` (0.5),
+///    when the beats explain the onsets no better than the dev sets' beatless clips, the track has no
+///    tempo.
 /// 5. The beat grid: beats tracked over the whole track at the chosen tempo (`beatGrid`).
 public struct TempoEstimator {
     public struct Config: Sendable, Hashable, Codable {

@@ -49,6 +49,46 @@ struct TempoEstimatorTests {
         #expect(result.confidence < 0.5)
     }
 
+    /// An onset summary made hop by hop: a snare-like pulse on every beat in the mid band, hats on the
+    /// eighths in the high band, and low-band hits every 10–40 ms at random (a sliding bass, a pad) that
+    /// fill the full band between the beats.
+    static func busyLowBandSummary(bpm: Double, seconds: Double) -> OnsetPeriodicity.Summary {
+        let config = OnsetEnvelope.Config()
+        let frameRate = config.frameRate
+        let periodicity = OnsetPeriodicity(frameRate: frameRate, maxLag: Int(frameRate * config.maxLagSeconds) + 2,
+                                           beatTrackingFrames: Int(frameRate * seconds))
+        var random = SeededGenerator(seed: 26)
+        let period = frameRate * 60 / bpm
+        var nextBeat = 10.0, nextEighth = 10.0, nextHit = 10.0
+        for hop in 0..<Int(frameRate * seconds) {
+            let t = Double(hop)
+            var low = Float.random(in: 0...0.05, using: &random), mid = low, high = low
+            if t >= nextBeat { mid += 8; nextBeat += period }
+            if t >= nextEighth { high += 3; nextEighth += period / 2 }
+            if t >= nextHit {
+                low += Float.random(in: 6...12, using: &random)
+                nextHit += Double.random(in: 1...4, using: &random)
+            }
+            periodicity.append(low: low, mid: mid, high: high)
+        }
+        return periodicity.finish()
+    }
+
+    @Test("A steady pulse under a busy low band keeps its tempo: the mid band's beats count")
+    func busyLowBand() throws {
+        let summary = Self.busyLowBandSummary(bpm: 150, seconds: 60)
+        let result = TempoEstimator(config: .init()).estimate(summary)
+        let found = try #require(result.bpm, "no tempo (confidence \(result.confidence))")
+        let related = [75.0, 150.0, 300.0].contains { (level: Double) -> Bool in abs(found - level) / level < 0.02 }
+        #expect(related, "read as \(found)")
+        // The full band alone does not show the beat here: without the mid band the track reads as beatless.
+        var fullOnly = summary
+        fullOnly.midBeatEnvelope = []
+        let without = TempoEstimator(config: .init()).estimate(fullOnly)
+        #expect(without.bpm == nil, "full band alone: \(without.bpm ?? 0) BPM, confidence \(without.confidence)")
+        #expect(result.confidence > 0.7 && without.confidence < 0.45)
+    }
+
     @Test("The onset floor follows the level: a very quiet ballad keeps its tempo, a very quiet pad stays beatless")
     func quiet() throws {
         #expect(TempoEstimator.onsetFloorQuarterOctaves(lufs: -10) == TempoEstimator.onsetFloorQuarterOctaves(lufs: nil))

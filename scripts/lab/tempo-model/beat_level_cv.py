@@ -29,7 +29,7 @@ Per track (the first 120 s of the envelope, from the first hop whose emphasised 
   fitted INSIDE each fold only, ridge lam chosen by an inner grouped split of the training sources,
   as tempo_cv.py does), the highest z wins.
   Beatless rule: r = mean e at the winning candidate's beats (max over b-1..b+1) / mean e over the
-  segment; the track has no tempo when r < rho, rho chosen in each fold with tempo_cv.choose_centre's
+  segment, or the same on m (the emphasised mid band, bands 12..26, quantised) where that is higher; the track has no tempo when r < rho, rho chosen in each fold with tempo_cv.choose_centre's
   rule (midway between the best beatless training clip and the worst training track with a tempo, or
   the fewest training errors). TempoEstimator's floor rule (99th percentile) stays before it.
   The reported BPM is then produced exactly as TempoEstimator does for the winning candidate (fine
@@ -66,7 +66,7 @@ SEGMENT_S = 120.0              # level choice on the first 120 s from the first 
 FEATS = ['eb', 'eo', 'lb', 'lo', 'irr', 'cost', 'bar2', 'bar3', 'bar4', 'ebar2', 'x', 'x2']
 # --feats v2: FEATS plus scale-free ratios and beat-accent consistency
 FEATS_V2 = FEATS + ['ro', 'lro', 'cv', 'lcv']
-VERSION = 5
+VERSION = 6
 
 
 def quant(v):
@@ -114,7 +114,7 @@ def contrast(a, m):
     return float((ph.max() - ph.min()) / a.mean())
 
 
-def beat_features(E, L, e_raw, p, T):
+def beat_features(E, L, e_raw, p, T, m_raw=None):
     b, C = dp_beats(E, p)
     x = np.log2(T / 110)
     if len(b) < 3:
@@ -123,6 +123,8 @@ def beat_features(E, L, e_raw, p, T):
     ibi = np.diff(b).astype(float); m = (b[:-1] + b[1:]) // 2
     aE = wmax(E, b); aL = wmax(L, b)
     r = wmax(e_raw, b).mean() / e_raw.mean() if e_raw.mean() > 0 else 0
+    if m_raw is not None and m_raw.mean() > 0:
+        r = max(r, wmax(m_raw, b).mean() / m_raw.mean())
     return dict(eb=aE.mean(), eo=wmax(E, m).mean(), lb=aL.mean(), lo=wmax(L, m).mean(),
                 irr=ibi.std() / ibi.mean(), cost=float(np.mean(np.log(ibi / p) ** 2)),
                 bar2=contrast(aL, 2), bar3=contrast(aL, 3), bar4=contrast(aL, 4), ebar2=contrast(aE, 2),
@@ -142,18 +144,18 @@ def track_beats(stem, cs, smoothed):
         d = pickle.load(open(pk, 'rb'))
         if d.get('version') == VERSION and np.allclose(d['cs'], cs): return d
     B = ftm.load(stem + '.f32')
-    e = quant(ftm.emph(B['all'])); l = quant(ftm.emph(B['low']))
+    e = quant(ftm.emph(B['all'])); l = quant(ftm.emph(B['low'])); m = quant(ftm.emph(B['mid']))
     nz = np.flatnonzero(e > 0)
     rows = []
     if len(nz):
         s = nz[0]; n = int(SEGMENT_S * FR)
-        e, l = e[s:s + n], l[s:s + n]
+        e, l, m = e[s:s + n], l[s:s + n], m[s:s + n]
         E = e / e.std() if e.std() > 0 else e
         L = l / l.std() if l.std() > 0 else l
         for T in cs:
             p = FR * 60 / T
             Es = smooth(E, p) if smoothed else E
-            rows.append(beat_features(Es, L, e, p, T))
+            rows.append(beat_features(Es, L, e, p, T, m))
     d = dict(version=VERSION, cs=list(cs), rows=rows)
     pickle.dump(d, open(pk, 'wb'))
     return d
