@@ -59,15 +59,16 @@ struct MetricalLevel {
         let table = BeatEnvelope.values
         let start = summary.beatEnvelope.firstIndex { $0 != 0 } ?? summary.beatEnvelope.count
         let end = min(summary.beatEnvelope.count, start + Int(Self.seconds * summary.frameRate))
-        e = summary.beatEnvelope[start..<end].map { Double(table[Int($0)]) }
-        let lowCodes = summary.lowBeatEnvelope.count == summary.beatEnvelope.count ? Array(summary.lowBeatEnvelope[start..<end]) : []
-        let l = lowCodes.isEmpty ? [Double](repeating: 0, count: e.count) : lowCodes.map { Double(table[Int($0)]) }
+        // Hops an envelope does not reach count as 0 (the mid one is kept for the first hops only,
+        // `OnsetPeriodicity.levelFrames`).
+        func decoded(_ codes: [UInt8]) -> [Double] { (start..<end).map { $0 < codes.count ? Double(table[Int(codes[$0])]) : 0 } }
+        e = decoded(summary.beatEnvelope)
+        let l = summary.lowBeatEnvelope.count == summary.beatEnvelope.count ? decoded(summary.lowBeatEnvelope)
+                                                                            : [Double](repeating: 0, count: e.count)
         full = BeatEnvelope.standardised(e) ?? e
         low = BeatEnvelope.standardised(l) ?? l
         meanE = e.reduce(0, +) / Double(max(1, e.count))
-        // The mid envelope is kept for the first hops only (`OnsetPeriodicity.levelFrames`); hops past it count as 0.
-        let midCodes = summary.midBeatEnvelope
-        mid = (start..<end).map { $0 < midCodes.count ? Double(table[Int(midCodes[$0])]) : 0 }
+        mid = decoded(summary.midBeatEnvelope)
         meanMid = mid.reduce(0, +) / Double(max(1, mid.count))
     }
 

@@ -7,7 +7,7 @@
 ///   tracker, one byte per hop each (`BeatEnvelope`: 1/8-octave steps, 540 kB per hour of audio for
 ///   the three) up to `beatTrackingFrames` hops: the one part that grows with the track, and it is
 ///   capped;
-/// - the emphasised mid-band envelope over the first `levelFrames` hops of those (12 kB), for the
+/// - the emphasised mid-band envelope over the first `levelFrames` hops of those (13 kB), for the
 ///   beatless test of `MetricalLevel`.
 public final class OnsetPeriodicity {
     public struct Summary {
