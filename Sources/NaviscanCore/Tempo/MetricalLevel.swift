@@ -23,15 +23,15 @@ import Foundation
 /// the full band between the beats.
 struct MetricalLevel {
     /// eb, eo, lb, lo, irr, cost, bar2, bar3, bar4, ebar2.
-    static let beatWeights: [Double] = [1.1843, 0.9962, 1.2961, 0.2841, -1.7746, -414.4314, -0.5585, 0.3101, 0.3783, 2.8594]
+    static let beatWeights: [Double] = [1.7087, 0.7868, 1.4206, 0.5015, 3.0351, -463.0227, -0.2930, 1.3270, 0.8486, 3.3750]
     /// For the full, low, mid and high regions in turn, r(½τ), r(τ), r(2τ), r(3τ), r(4τ).
     static let autocorrelationWeights: [Double] = [
-        -5.1162, 5.3694, 1.6005, 7.5429, 1.2273,
-        -1.0171, -5.1790, -2.2735, -8.0330, 1.6410,
-        -1.1600, 1.9044, 2.1591, -2.4684, -0.5654,
-        4.9620, 2.9949, -1.0167, 6.5808, 0.5564,
+        -4.9670, 7.4503, 2.5133, 5.9182, 1.8334,
+        -2.6507, -5.5304, -2.9955, -6.6735, -0.4050,
+        0.1099, 5.1346, 3.0062, -5.2196, 1.0784,
+        3.4426, 4.2047, -1.2736, 4.6795, 0.8713,
     ]
-    static let tempoWeights = (x: 5.8700, x2: -4.4088)
+    static let tempoWeights = (x: 5.8982, x2: -4.5569)
     /// Midway between the best beatless clip (6.49) and the least beat-like track with a tempo (7.40)
     /// of the dev sets.
     static let minOnBeatRatio = 6.941

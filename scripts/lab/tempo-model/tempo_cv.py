@@ -103,7 +103,7 @@ def track_list(a):
         for t in json.load(open(tpath))['tracks']:
             if t['format'] != 'wav': continue
             out.append(('midi:' + t['package'], t['relative_path'], os.path.join(a.midi, 'audio', t['relative_path']),
-                        t['bpm'], os.path.join(a.cache, 'midi', t['relative_path'])))
+                        t['bpm_felt'], os.path.join(a.cache, 'midi', t['relative_path'])))
     else:
         print(f'# no MIDI truth at {tpath}: MIDI sources left out', file=sys.stderr)
     if a.subset == 'small':
