@@ -20,7 +20,9 @@ import Foundation
 /// onset strength on its beats over its mean everywhere, in the full band or in the mid band
 /// (snares, claps, chords, melody) whichever is higher, below `minOnBeatRatio` means no tempo. The mid
 /// band counts because a busy low band (a sliding bass, a pad), dense hi-hats or a noise floor can fill
-/// the full band between the beats.
+/// the full band between the beats; it counts only where its own onsets pass the track's onset floor
+/// by the same rule as the full band's (at least 1 % of the hops), since a mid band of a few sparse
+/// blips under the floor (a very quiet pad) lets any beats collect many times its mean.
 struct MetricalLevel {
     /// eb, eo, lb, lo, irr, cost, bar2, bar3, bar4, ebar2.
     static let beatWeights: [Double] = [1.7087, 0.7868, 1.4206, 0.5015, 3.0351, -463.0227, -0.2930, 1.3270, 0.8486, 3.3750]
@@ -53,9 +55,11 @@ struct MetricalLevel {
     private let meanE: Double
     private let mid: [Double]
     private let meanMid: Double
+    private let midCounts: Bool
 
-    /// The first `seconds` of the kept envelopes, from the first hop with any onset strength.
-    init(_ summary: OnsetPeriodicity.Summary) {
+    /// The first `seconds` of the kept envelopes, from the first hop with any onset strength;
+    /// `floorQuarterOctaves`, the track's onset floor (`TempoEstimator.onsetFloorQuarterOctaves`).
+    init(_ summary: OnsetPeriodicity.Summary, floorQuarterOctaves: Int) {
         let table = BeatEnvelope.values
         let start = summary.beatEnvelope.firstIndex { $0 != 0 } ?? summary.beatEnvelope.count
         let end = min(summary.beatEnvelope.count, start + Int(Self.seconds * summary.frameRate))
@@ -70,6 +74,12 @@ struct MetricalLevel {
         meanE = e.reduce(0, +) / Double(max(1, e.count))
         mid = decoded(summary.midBeatEnvelope)
         meanMid = mid.reduce(0, +) / Double(max(1, mid.count))
+        // A code of at least 80 + 2q decodes to 2^(q/4) or more: the floor in the envelope's own steps.
+        let floorCode = 80 + 2 * floorQuarterOctaves
+        let reaching = (start..<end).reduce(0) { n, h in
+            h < summary.midBeatEnvelope.count && summary.midBeatEnvelope[h] != 0 && Int(summary.midBeatEnvelope[h]) >= floorCode ? n + 1 : n
+        }
+        midCounts = meanMid > 0 && reaching * 100 >= e.count
     }
 
     /// The level score and on-beat ratio of tempo `bpm` (period `period` hops), with `autocorrelation`
@@ -94,7 +104,7 @@ struct MetricalLevel {
                         sd / meanInterval, cost,
                         Self.contrast(aL, 2), Self.contrast(aL, 3), Self.contrast(aL, 4), Self.contrast(aE, 2)]
             let fullRatio = meanE > 0 ? mean(beats.map { w(e, $0) }) / meanE : 0
-            let midRatio = meanMid > 0 ? mean(beats.map { w(mid, $0) }) / meanMid : 0
+            let midRatio = midCounts ? mean(beats.map { w(mid, $0) }) / meanMid : 0
             ratio = max(fullRatio, midRatio)
         }
         var z = Self.tempoWeights.x * x + Self.tempoWeights.x2 * x * x

@@ -88,7 +88,8 @@ public struct TempoEstimator {
         guard n >= Self.maxLag(frameRate: frameRate) + 2, let fullACF = acfs[0],
               fullACF.count > Self.maxLag(frameRate: frameRate) else { return none }
         // The 99th percentile of the emphasised strength reaches the floor iff at least 1 % reach it.
-        guard summary.framesReaching(quarterOctaves: Self.onsetFloorQuarterOctaves(lufs: lufs)) * 100 >= n else { return none }
+        let floor = Self.onsetFloorQuarterOctaves(lufs: lufs)
+        guard summary.framesReaching(quarterOctaves: floor) * 100 >= n else { return none }
         let regionACFs = acfs.map { $0 ?? [Double](repeating: 0, count: fullACF.count) }
 
         func salience(_ bpm: Double) -> Double {
@@ -113,7 +114,7 @@ public struct TempoEstimator {
             let lag = frameRate * 60 / bpm
             return regionACFs.flatMap { acf in Self.lagMultiples.map { Self.interpolate(acf, at: lag * $0) } }
         }
-        let level = MetricalLevel(summary)
+        let level = MetricalLevel(summary, floorQuarterOctaves: floor)
         func evidence(_ bpm: Double) -> MetricalLevel.Evidence {
             level.evidence(bpm: bpm, period: frameRate * 60 / bpm, autocorrelation: autocorrelationFeatures(bpm))
         }

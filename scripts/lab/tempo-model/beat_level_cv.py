@@ -29,7 +29,8 @@ Per track (the first 120 s of the envelope, from the first hop whose emphasised 
   fitted INSIDE each fold only, ridge lam chosen by an inner grouped split of the training sources,
   as tempo_cv.py does), the highest z wins.
   Beatless rule: r = mean e at the winning candidate's beats (max over b-1..b+1) / mean e over the
-  segment, or the same on m (the emphasised mid band, bands 12..26, quantised) where that is higher; the track has no tempo when r < rho, rho chosen in each fold with tempo_cv.choose_centre's
+  segment, or the same on m (the emphasised mid band, bands 12..26, quantised) where that is higher and
+  m passes the track's onset floor on at least 1 % of the segment's hops (mid_counts); the track has no tempo when r < rho, rho chosen in each fold with tempo_cv.choose_centre's
   rule (midway between the best beatless training clip and the worst training track with a tempo, or
   the fewest training errors). TempoEstimator's floor rule (99th percentile) stays before it.
   The reported BPM is then produced exactly as TempoEstimator does for the winning candidate (fine
@@ -66,7 +67,7 @@ SEGMENT_S = 120.0              # level choice on the first 120 s from the first 
 FEATS = ['eb', 'eo', 'lb', 'lo', 'irr', 'cost', 'bar2', 'bar3', 'bar4', 'ebar2', 'x', 'x2']
 # --feats v2: FEATS plus scale-free ratios and beat-accent consistency
 FEATS_V2 = FEATS + ['ro', 'lro', 'cv', 'lcv']
-VERSION = 6
+VERSION = 7
 
 
 def quant(v):
@@ -79,6 +80,13 @@ def quant(v):
 def rnd(x):
     """Swift's .rounded() (half away from zero; Python's round() is half to even)"""
     return int(np.floor(x + 0.5))
+
+
+def mid_counts(m, n, floor_q):
+    """The mid band's r counts only where its onsets pass the track's onset floor as the full band's
+    must: at least 1 % of the segment's n hops at a code of 80 + 2 floor_q or more."""
+    codes = np.where(m > 0, np.floor(8 * np.log2(np.maximum(m, 1e-300)) + 0.5) + 80, 0)
+    return m.mean() > 0 and np.sum((codes > 0) & (codes >= 80 + 2 * floor_q)) * 100 >= n
 
 
 def dp_beats(E, p, alpha=ALPHA):
@@ -115,6 +123,7 @@ def contrast(a, m):
 
 
 def beat_features(E, L, e_raw, p, T, m_raw=None):
+    """m_raw: the mid band, or None where it does not count (see mid_counts)."""
     b, C = dp_beats(E, p)
     x = np.log2(T / 110)
     if len(b) < 3:
@@ -150,6 +159,7 @@ def track_beats(stem, cs, smoothed):
     if len(nz):
         s = nz[0]; n = int(SEGMENT_S * FR)
         e, l, m = e[s:s + n], l[s:s + n], m[s:s + n]
+        if not mid_counts(m, len(e), tc.floor_quarter_octaves(tc.track_lufs(stem))): m = None
         E = e / e.std() if e.std() > 0 else e
         L = l / l.std() if l.std() > 0 else l
         for T in cs:
