@@ -4,7 +4,7 @@
 on the same folds and reads the dumps this script makes).
 
 Sources (one fold each): every Debian package of the tracker-module set (../shared/modtempo, rendered
-WAVs + truth.json), every package of the MIDI dev set (scripts/lab/miditempo, WAVs of both fonts),
+WAVs + truth.json), every package of the MIDI dev set (scripts/lab/miditempo, WAVs of both fonts; truth: bpm_felt),
 and the rendered grooves of ../shared/tempo/make_tempo_corpus.py split by seed (seed1, seed2).
 
 1. dump: `naviscan analyze FILE --dj --dump-onset-bands` for every WAV (cached under --cache, default
@@ -102,6 +102,7 @@ def track_list(a):
     if os.path.exists(tpath):
         for t in json.load(open(tpath))['tracks']:
             if t['format'] != 'wav': continue
+            # The felt beat: in 6/8, 9/8 and 12/8 the quarter note is no level of the pulse.
             out.append(('midi:' + t['package'], t['relative_path'], os.path.join(a.midi, 'audio', t['relative_path']),
                         t['bpm_felt'], os.path.join(a.cache, 'midi', t['relative_path'])))
     else:
