@@ -74,12 +74,10 @@ struct MetricalLevel {
         meanE = e.reduce(0, +) / Double(max(1, e.count))
         mid = decoded(summary.midBeatEnvelope)
         meanMid = mid.reduce(0, +) / Double(max(1, mid.count))
-        // A code of at least 80 + 2q decodes to 2^(q/4) or more: the floor in the envelope's own steps.
+        // Code 80 + 2q decodes to 2^(q/4): the floor in the envelope's own steps.
         let floorCode = 80 + 2 * floorQuarterOctaves
-        let reaching = (start..<end).reduce(0) { n, h in
-            h < summary.midBeatEnvelope.count && summary.midBeatEnvelope[h] != 0 && Int(summary.midBeatEnvelope[h]) >= floorCode ? n + 1 : n
-        }
-        midCounts = meanMid > 0 && reaching * 100 >= e.count
+        let floorValue = floorCode < 1 ? Double.leastNonzeroMagnitude : floorCode > 255 ? .infinity : Double(table[floorCode])
+        midCounts = meanMid > 0 && mid.reduce(0) { $1 >= floorValue ? $0 + 1 : $0 } * 100 >= e.count
     }
 
     /// The level score and on-beat ratio of tempo `bpm` (period `period` hops), with `autocorrelation`
