@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """phase_cv.py -- where BeatPhase's two weights come from, and their leave-one-package-out figures.
 
-  phase_cv.py PROFILES [--cache DIR] [--styles DIR] [--midi DIR]
+  phase_cv.py PROFILES [--cache DIR] [--styles DIR] [--midi DIR] [--lmms DIR]
 
 PROFILES holds naviscan profiles (`naviscan analyze FILE --dj`) of the rendered grooves as
 PROFILES/seedN/NAME.json and of the MIDI dev set's WAVs as PROFILES/midi/<relative_path without .wav>.json;
@@ -18,7 +18,7 @@ label is the candidate with the highest beat F-measure against the truth inside 
 
 A conditional logit over the four candidates (ridge lam chosen inside each fold by an inner
 leave-one-source-out split of the training sources) is fitted with one source left out at a time
-(grooves by seed, MIDI by package); each left-out track is then scored with every segment moved to its
+(grooves by seed, MIDI by package, the LMMS songs as one); each left-out track is then scored with every segment moved to its
 predicted candidate. Prints per source the held-out mean beat F, the F of the grids as given, the best
 reachable, and the weights; then the all-data weights (what BeatPhase carries).
 """
@@ -52,6 +52,11 @@ def tracks(a):
             bs = json.loads(x['beats_s']) if isinstance(x['beats_s'], str) else x['beats_s']
             yield ('midi:' + x['package'], bs, os.path.join(a.cache, 'midi', rp + '.f32'),
                    os.path.join(a.profiles, 'midi', rp[:-4] + '.json'))
+    if a.lmms:
+        for x in json.load(open(os.path.join(a.lmms, 'truth.json')))['tracks']:
+            rp = x['relative_path']
+            yield ('lmms:' + x['package'], x['beats_s'], os.path.join(a.cache, 'lmms', rp + '.f32'),
+                   os.path.join(a.profiles, 'lmms', rp[:-4] + '.json'))
 
 
 def envelopes(dump, start_hop):
@@ -130,6 +135,7 @@ def main():
     ap.add_argument('--cache', default=os.path.expanduser('~/.cache/naviscan-tempo-cv'))
     ap.add_argument('--styles', default=os.path.expanduser('~/.cache/naviscan-similarity/work/styles'))
     ap.add_argument('--midi', default=os.path.expanduser('~/.cache/naviscan-miditempo'))
+    ap.add_argument('--lmms', help='add the LMMS demo songs (scripts/lab/lmmstempo OUTDIR; profiles in PROFILES/lmms/NAME.json)')
     a = ap.parse_args()
     rows = load(a)
     srcs = sorted({r['src'] for r in rows})

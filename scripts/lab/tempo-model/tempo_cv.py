@@ -107,6 +107,11 @@ def track_list(a):
                         t['bpm_felt'], os.path.join(a.cache, 'midi', t['relative_path'])))
     else:
         print(f'# no MIDI truth at {tpath}: MIDI sources left out', file=sys.stderr)
+    if getattr(a, 'lmms', None):
+        # The LMMS demo songs (scripts/lab/lmmstempo): one more package, one fold; opt-in.
+        for t in json.load(open(os.path.join(a.lmms, 'truth.json')))['tracks']:
+            out.append(('lmms:' + t['package'], t['relative_path'], os.path.join(a.lmms, 'audio', t['relative_path']),
+                        t['bpm'], os.path.join(a.cache, 'lmms', t['relative_path'])))
     if a.subset == 'small':
         keep = {(src, n) for src in ('grooves:seed1', 'grooves:seed2') for n in SMALL[src]}
         keep |= {n + '.wav' for n in SMALL['modtempo']}
@@ -320,6 +325,7 @@ def main():
     ap.add_argument('--styles', default=os.path.join(WORK, 'styles'))
     ap.add_argument('--midi', default=os.path.expanduser('~/.cache/naviscan-miditempo'))
     ap.add_argument('--cache', default=os.path.expanduser('~/.cache/naviscan-tempo-cv'))
+    ap.add_argument('--lmms', help='add the LMMS demo songs (scripts/lab/lmmstempo OUTDIR) as one more source')
     ap.add_argument('--lam', type=float, help='fixed ridge strength (default: chosen in each fold from --lams)')
     ap.add_argument('--lams', default='0.1,0.3,1,3')
     ap.add_argument('--inner-folds', type=int, default=3)
