@@ -242,7 +242,10 @@ def main():
     t0 = time.time()
     items = []
     for source, name, wav, truth, stem in tc.track_list(a):
-        if not os.path.exists(stem + '.f32') or os.path.getsize(stem + '.f32') == 0: continue
+        if not os.path.exists(stem + '.f32') or os.path.getsize(stem + '.f32') == 0:
+            # a missing or empty dump leaves the track out of every figure: say so
+            print(f'# NOT SCORED (no dump or an empty one; run tempo_cv.py to dump): {source} {name}', file=sys.stderr)
+            continue
         f = tc.track_features(stem)
         bt = track_beats(stem, f['cs'], a.smooth)
         B = np.array([[r[k] for k in feats] for r in bt['rows']]) if bt['rows'] else np.zeros((0, len(feats)))
