@@ -12,7 +12,9 @@ For every segment of every grid (k = 0..count-1 at start + k*interval), the segm
 of the low-band and the high-band emphasised envelopes (quantised as the Swift keeps them, each over
 its standard deviation), each at its largest within +-1 hop of the beat. The four candidates of a
 segment are the same whichever of them the grid holds (they differ by whole quarters of an interval,
-modulo one interval), so profiles made with or without the phase step give the same fit. A segment's
+modulo one interval), so profiles made with or without the phase step give nearly the same fit (not
+exactly: the grid is extended to the sound's start and end from the moved segments, so edge beats
+differ; docs/tempo-dev-set.md, "Correction", has the size of it). A segment's
 label is the candidate with the highest beat F-measure against the truth inside the segment's span
 (segments of 4 beats or more whose best candidate reaches F >= 0.5: the tempo is right).
 

@@ -192,9 +192,13 @@ def fit_clogit(items, key, lam):
     return w / sd
 
 
-def choose_lam(train, key, lams, k=3):
+INNER_K = 3   # --inner-k: inner groups for the ridge strength (0: leave one source out)
+
+
+def choose_lam(train, key, lams, k=None):
+    k = INNER_K if k is None else k
     srcs = sorted({it['source'] for it in train}, key=lambda s: (-sum(i['source'] == s for i in train), s))
-    groups = [srcs[i::k] for i in range(k)]
+    groups = [srcs[i::k] for i in range(k)] if k else [[s] for s in srcs]
     res = {}
     for lam in lams:
         ok = n = 0
@@ -236,8 +240,11 @@ def main():
     ap.add_argument('--smooth', action='store_true', help="librosa's Gaussian local-score smoothing before the DP")
     ap.add_argument('--lams', default='0.3,3,30')
     ap.add_argument('--feats', default=','.join(FEATS), help="beat features used (comma list, or 'v2' for FEATS_V2)")
+    ap.add_argument('--inner-k', type=int, default=3, help='inner groups for the ridge strength (0: leave one source out)')
     ap.add_argument('--json')
     a = ap.parse_args()
+    global INNER_K
+    INNER_K = a.inner_k
     feats = FEATS_V2 if a.feats == 'v2' else a.feats.split(',')
     t0 = time.time()
     items = []
