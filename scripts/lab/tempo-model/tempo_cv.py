@@ -296,7 +296,7 @@ def table(title, preds, items, label_fn=None):
         print(f'| {s} | {r["n"]} | {100*r["acc1"]:.1f} | {100*r["acc1f"]:.1f} | {100*r["acc2"]:.1f} | {r["null"]} |'
               + (f' {label_fn(s)} |' if label_fn else ''))
     groups = [('all', lambda s: True), ('all modules', lambda s: s.startswith('mod:')),
-              ('all MIDI', lambda s: s.startswith('midi:')), ('all real music (modules + MIDI)', lambda s: not s.startswith('grooves:')),
+              ('all MIDI', lambda s: s.startswith('midi:')), ('all real music (modules, MIDI, and LMMS with --lmms)', lambda s: not s.startswith('grooves:')),
               ('all grooves', lambda s: s.startswith('grooves:'))]
     for g, sel in groups:
         rows = [x for s, rr in by.items() if sel(s) for x in rr]
