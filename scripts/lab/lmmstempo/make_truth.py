@@ -41,14 +41,16 @@ MIN_SONG_S = 20.0
 PACKAGE = 'lmms-common'
 
 
-def env():
-    e = dict(os.environ, QT_QPA_PLATFORM='offscreen')
-    return e
-
-
 def lmms(*args):
     cmd = ['lmms'] + (['--allowroot'] if os.geteuid() == 0 else []) + list(args)
-    return subprocess.run(cmd, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.run(cmd, env=dict(os.environ, QT_QPA_PLATFORM='offscreen'),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def write_json(path, obj):
+    with open(path + '.tmp', 'w') as fh:
+        json.dump(obj, fh, indent=1)
+    os.replace(path + '.tmp', path)
 
 
 def project_xml(path):
@@ -90,7 +92,7 @@ def scan(out):
         if automated: row['skipped'] = 'tempo automated'
         elif length < MIN_SONG_S: row['skipped'] = f'song shorter than {MIN_SONG_S:.0f} s'
         rows.append(row)
-    json.dump(dict(package=PACKAGE, tracks=rows), open(os.path.join(out, 'index.json'), 'w'), indent=1)
+    write_json(os.path.join(out, 'index.json'), dict(package=PACKAGE, tracks=rows))
     kept = sum('skipped' not in r for r in rows)
     print(f'{len(rows)} projects, {kept} kept', file=sys.stderr)
 
@@ -114,11 +116,13 @@ def render(out):
         ok = os.path.exists(tmp) and wav_seconds(tmp) >= r['song_s']
         if ok:
             os.replace(tmp, dst)
+        elif os.path.exists(tmp):
+            os.remove(tmp)
         print(f"render {r['name']}: rc {p.returncode}, {'kept' if ok else 'FAILED'}", file=sys.stderr)
 
 
 def audible_start_s(path):
-    import numpy as np, soundfile
+    import soundfile
     x, sr = soundfile.read(path, dtype='float32', always_2d=True)
     w = int(sr * 0.01)
     n = len(x) // w
@@ -146,8 +150,7 @@ def truth(out):
         # steady, bpm_felt and soundfont make the rows readable by scripts/lab/miditempo/score.py
         tracks.append(dict(r, duration_s=round(wav_seconds(wav), 3), steady=True, bpm_felt=r['bpm'], soundfont='lmms',
                            beats_s=beat_grid(r['bpm'], audible_start_s(wav), r['song_s'])))
-    json.dump(dict(version=1, package=PACKAGE, tracks=tracks, skipped=skipped),
-              open(os.path.join(out, 'truth.json'), 'w'), indent=1)
+    write_json(os.path.join(out, 'truth.json'), dict(version=1, package=PACKAGE, tracks=tracks, skipped=skipped))
     print(f'{len(tracks)} songs, {len(skipped)} skipped', file=sys.stderr)
 
 
