@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """make_truth.py -- the LMMS tempo dev set: the demo songs of Debian's lmms-common, rendered by lmms.
 
-Subcommands (build.sh runs them in this order; every step skips what already exists):
+Subcommands (build.sh runs them in this order; render skips the songs already rendered):
   scan   OUTDIR   read every project (*.mmp, *.mmpz) under OUTDIR/pkgs/lmms-common/usr/share/lmms/projects/
                   (demos and shorties; the tutorials are not songs): its XML (`lmms dump` for .mmpz), the
                   tempo and time signature of its <head>, whether the tempo is automated, and the song's

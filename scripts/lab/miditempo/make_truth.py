@@ -362,11 +362,12 @@ def render_one(job):
     try:
         raw = os.path.join(tmpd, 'r.wav')
         fluid_render(sf2, mid, raw)
-        if sf.info(raw).frames < 0.5 * mido.MidiFile(mid).length * SR:
+        score = mido.MidiFile(mid)
+        if sf.info(raw).frames < 0.5 * score.length * SR:
             # fluidsynth 2.3 stops after 64 samples on freedink's Sound/104.mid; the same events written
             # back by mido (same ticks, tempo map and channels) render whole
             plain = os.path.join(tmpd, 'plain.mid')
-            mido.MidiFile(mid).save(plain)
+            score.save(plain)
             fluid_render(sf2, plain, raw)
         y, sr = sf.read(raw, dtype='float64', always_2d=True)
         assert sr == SR, sr

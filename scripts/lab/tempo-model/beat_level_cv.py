@@ -192,11 +192,9 @@ def fit_clogit(items, key, lam):
     return w / sd
 
 
-INNER_K = 3   # --inner-k: inner groups for the ridge strength (0: leave one source out)
-
-
-def choose_lam(train, key, lams, k=None):
-    k = INNER_K if k is None else k
+def choose_lam(train, key, lams, k=3):
+    """The ridge strength with the best inner held-out accuracy: k groups of training sources (0: each
+    source its own group)."""
     srcs = sorted({it['source'] for it in train}, key=lambda s: (-sum(i['source'] == s for i in train), s))
     groups = [srcs[i::k] for i in range(k)] if k else [[s] for s in srcs]
     res = {}
@@ -243,8 +241,6 @@ def main():
     ap.add_argument('--inner-k', type=int, default=3, help='inner groups for the ridge strength (0: leave one source out)')
     ap.add_argument('--json')
     a = ap.parse_args()
-    global INNER_K
-    INNER_K = a.inner_k
     feats = FEATS_V2 if a.feats == 'v2' else a.feats.split(',')
     t0 = time.time()
     items = []
@@ -273,7 +269,7 @@ def main():
         train = [it for it in items if it['source'] != s]; test = [it for it in items if it['source'] == s]
         info = dict(source=s)
         for v, key in VARIANTS:
-            lam, inner = choose_lam(train, key, lams)
+            lam, inner = choose_lam(train, key, lams, a.inner_k)
             w = fit_clogit(train, key, lam)
             if v == 'acf22':   # the shipped rule: winning score against a centre
                 stat = lambda it: float(np.max(it[key] @ w)) if gate(it['f']) else -np.inf
@@ -295,7 +291,7 @@ def main():
     print('\n## fitted on all data (what the Swift would ship)')
     allfit = {}
     for v, key in VARIANTS:
-        lam, inner = choose_lam(items, key, lams)
+        lam, inner = choose_lam(items, key, lams, a.inner_k)
         w = fit_clogit(items, key, lam)
         names = {'acf': [f'acf{i}' for i in range(22)], 'beat': feats, 'both': feats + [f'acf{i}' for i in range(22)],
                  'bship': feats + ['shipped_score']}[key]

@@ -48,6 +48,7 @@ SHIPPED_WEIGHTS = np.array([
     2.6295, -1.6678])
 SHIPPED_CENTRE = 3.0
 MIN_BPM, MAX_BPM = 60.0, 200.0
+FEATURES_VERSION = 2          # the STEM.feat.pkl cache: 2 = acf's constant-region rule
 FLOOR = 1.0                   # 2^(minOnsetStrengthQuarterOctaves / 4), minOnsetStrengthQuarterOctaves = 0
 
 
@@ -150,12 +151,12 @@ def track_features(stem):
     floor_q = floor_quarter_octaves(track_lufs(stem))
     if os.path.exists(pk) and os.path.getmtime(pk) >= os.path.getmtime(stem + '.f32'):
         f = pickle.load(open(pk, 'rb'))
-        if f.get('floor_q') == floor_q and f.get('acf_rule') == 2: return f
+        if f.get('floor_q') == floor_q and f.get('version') == FEATURES_VERSION: return f
     E = ftm.load(stem + '.f32')
     em = {k: ftm.emph(E[k]) for k in ftm.BANDS}
     n = len(E['all']) + 1                                   # hops (the first has no rise)
     R = {k: ftm.acf(em[k]) for k in ftm.BANDS}
-    f = dict(n=n, reach=int((em['all'] >= FLOOR * 2.0 ** (floor_q / 4)).sum()), full=R['all'], floor_q=floor_q, acf_rule=2)
+    f = dict(n=n, reach=int((em['all'] >= FLOOR * 2.0 ** (floor_q / 4)).sum()), full=R['all'], floor_q=floor_q, version=FEATURES_VERSION)
     # no candidates for a constant full band (TempoEstimator: no full-band autocorrelation, no tempo)
     f['cs'] = ftm.candidates(R) if len(E['all']) > ftm.MAXLAG + 1 and R['all'].any() else []
     f['X'] = np.array([ftm.features(R, t) for t in f['cs']]) if f['cs'] else np.zeros((0, 22))
