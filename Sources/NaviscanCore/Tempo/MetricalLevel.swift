@@ -13,10 +13,11 @@ import Foundation
 /// - bar structure: how much one position in 2, 3 or 4 beats stands out in the low band's accents,
 ///   and in 2 in the full band's;
 /// and the autocorrelation features of `TempoEstimator` (every region at ½, 1, 2, 3, 4 beats) plus
-/// x = log2(T/110) and x². The level score is a linear model over them: its weights were fitted by a
-/// ridge conditional logit on every source of the tempo dev sets (the tracker modules, the MIDI songs,
-/// the rendered grooves; scripts/lab/tempo-model/beat_level_cv.py, which also measures the choice
-/// leave-one-package-out). The winner's beats also decide whether there is a beat at all: r, the
+/// x = log2(T/110) and x². The level score is a linear model over them: its weights are the mean of
+/// ridge conditional logits at ridge strengths 0.3, 3 and 30 (so no strength is chosen from data),
+/// fitted on every source of the tempo dev sets (the tracker modules, the MIDI songs, the LMMS demo
+/// songs, the rendered grooves; scripts/lab/tempo-model/beat_level_cv.py, which also measures the
+/// choice leave-one-package-out). The winner's beats also decide whether there is a beat at all: r, the
 /// onset strength on its beats over its mean everywhere, in the full band or in the mid band
 /// (snares, claps, chords, melody) whichever is higher, below `minOnBeatRatio` means no tempo. The mid
 /// band counts because a busy low band (a sliding bass, a pad), dense hi-hats or a noise floor can fill
@@ -25,18 +26,18 @@ import Foundation
 /// blips under the floor (a very quiet pad) lets any beats collect many times its mean.
 struct MetricalLevel {
     /// eb, eo, lb, lo, irr, cost, bar2, bar3, bar4, ebar2.
-    static let beatWeights: [Double] = [1.7087, 0.7868, 1.4206, 0.5015, 3.0351, -463.0227, -0.2930, 1.3270, 0.8486, 3.3750]
+    static let beatWeights: [Double] = [0.9311, 0.4350, 0.6991, 0.2329, 0.0098, -254.9228, -0.0476, 0.6197, 0.7130, 1.4381]
     /// For the full, low, mid and high regions in turn, r(½τ), r(τ), r(2τ), r(3τ), r(4τ).
     static let autocorrelationWeights: [Double] = [
-        -4.9670, 7.4503, 2.5133, 5.9182, 1.8334,
-        -2.6507, -5.5304, -2.9955, -6.6735, -0.4050,
-        0.1099, 5.1346, 3.0062, -5.2196, 1.0784,
-        3.4426, 4.2047, -1.2736, 4.6795, 0.8713,
+        -1.2225, 3.8964, 1.3012, 3.1014, 1.3962,
+        -2.0572, -2.8748, -0.6744, -2.4091, 0.4762,
+        0.5451, 2.7320, 1.5085, -2.6048, 0.1416,
+        1.8936, 2.7022, 0.1931, 3.1316, 0.7509,
     ]
-    static let tempoWeights = (x: 5.8982, x2: -4.5569)
-    /// Midway between the best beatless clip (6.49) and the least beat-like track with a tempo (7.40)
+    static let tempoWeights = (x: 4.0823, x2: -3.0929)
+    /// Midway between the best beatless clip (5.75) and the least beat-like track with a tempo (7.40)
     /// of the dev sets.
-    static let minOnBeatRatio = 6.941
+    static let minOnBeatRatio = 6.571
     /// The tracker's tightness for this choice (librosa's).
     static let tightness = 100.0
     static let seconds = 120.0

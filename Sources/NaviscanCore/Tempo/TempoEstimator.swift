@@ -16,7 +16,7 @@ import Foundation
 ///    two minutes, and a linear model over what those beats collect (onsets on and between the beats,
 ///    low band and full band, regularity, bar accents) and the regions' autocorrelation at ½–4 beats
 ///    picks the candidate; the tempo is then measured from the autocorrelation peaks.
-/// 4. Confidence = r / (r + 6.941), r the onset strength on the winner's beats over its mean
+/// 4. Confidence = r / (r + 6.571), r the onset strength on the winner's beats over its mean
 ///    everywhere, in the full band or the mid band (whichever is higher): below `minConfidence` (0.5),
 ///    when the beats explain the onsets no better than the dev sets' beatless clips, the track has no
 ///    tempo.

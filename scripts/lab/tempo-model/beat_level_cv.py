@@ -26,8 +26,9 @@ Per track (the first 120 s of the envelope, from the first hop whose emphasised 
         ebar2 the same lag-2 contrast on full-band a_i = max(E[b_i-1..b_i+1])
         x, x2 x = log2(T/110)
   level score z(T) = w . features(T) (conditional logit over the track's candidates; its weights
-  fitted INSIDE each fold only, ridge lam chosen by an inner grouped split of the training sources,
-  as tempo_cv.py does), the highest z wins.
+  fitted INSIDE each fold only: the mean of the ridge fits at every lam of --lams, so no strength is
+  chosen from data; --choose-lam instead fits at the lam an inner grouped split of the training sources
+  picks, as tempo_cv.py does), the highest z wins.
   Beatless rule: r = mean e at the winning candidate's beats (max over b-1..b+1) / mean e over the
   segment, or the same on m (the emphasised mid band, bands 12..26, quantised) where that is higher and
   m passes the track's onset floor on at least 1 % of the segment's hops (mid_counts); the track has no tempo when r < rho, rho chosen in each fold with tempo_cv.choose_centre's
@@ -48,7 +49,7 @@ Variants printed (all held out, same folds as tempo_cv.py: modules and MIDI by p
   splits their weight evenly, so the Swift adds the two weights of each.)
   (and --smooth adds librosa's local-score smoothing: E convolved with exp(-0.5 (32 k/p)^2), |k| <= p)
 
-  beat_level_cv.py [--subset small] [--smooth] [--lams 0.3,3,30] [--json OUT]
+  beat_level_cv.py [--subset small] [--smooth] [--lams 0.3,3,30] [--choose-lam [--inner-k K]] [--lmms DIR] [--json OUT]
 Reads only the cached dumps of tempo_cv.py (~/.cache/naviscan-tempo-cv); caches the DP features in
 STEM.beat.pkl beside them.
 """
@@ -210,6 +211,16 @@ def choose_lam(train, key, lams, k=3):
     return max(l for l in lams if res[l] >= best - 1e-12), res
 
 
+def fit_level_model(train, key, lams, inner_k=None):
+    """The level weights: with inner_k None (the shipped procedure) the mean of the fits at every ridge
+    strength in lams, so no strength is chosen from data; else the fit at the strength choose_lam picks.
+    Returns (weights, what was chosen)."""
+    if inner_k is None:
+        return np.mean([fit_clogit(train, key, lam) for lam in lams], axis=0), 'mean'
+    lam, inner = choose_lam(train, key, lams, inner_k)
+    return fit_clogit(train, key, lam), lam
+
+
 def threshold(beatless, tempo):
     """tempo_cv.threshold's rule on any statistic (higher = more beat)."""
     return tc.threshold(beatless, [t for t in tempo if np.isfinite(t)], -np.inf, 'no beatless clip in training')
@@ -238,7 +249,9 @@ def main():
     ap.add_argument('--smooth', action='store_true', help="librosa's Gaussian local-score smoothing before the DP")
     ap.add_argument('--lams', default='0.3,3,30')
     ap.add_argument('--feats', default=','.join(FEATS), help="beat features used (comma list, or 'v2' for FEATS_V2)")
-    ap.add_argument('--inner-k', type=int, default=3, help='inner groups for the ridge strength (0: leave one source out)')
+    ap.add_argument('--choose-lam', action='store_true',
+                    help='fit at the one ridge strength an inner split picks, instead of averaging the fits at every strength')
+    ap.add_argument('--inner-k', type=int, default=3, help='with --choose-lam: inner groups (0: leave one source out)')
     ap.add_argument('--json')
     a = ap.parse_args()
     feats = FEATS_V2 if a.feats == 'v2' else a.feats.split(',')
@@ -269,8 +282,7 @@ def main():
         train = [it for it in items if it['source'] != s]; test = [it for it in items if it['source'] == s]
         info = dict(source=s)
         for v, key in VARIANTS:
-            lam, inner = choose_lam(train, key, lams, a.inner_k)
-            w = fit_clogit(train, key, lam)
+            w, lam = fit_level_model(train, key, lams, a.inner_k if a.choose_lam else None)
             if v == 'acf22':   # the shipped rule: winning score against a centre
                 stat = lambda it: float(np.max(it[key] @ w)) if gate(it['f']) else -np.inf
             else:              # beat rule: r of the winning candidate
@@ -291,8 +303,7 @@ def main():
     print('\n## fitted on all data (what the Swift would ship)')
     allfit = {}
     for v, key in VARIANTS:
-        lam, inner = choose_lam(items, key, lams, a.inner_k)
-        w = fit_clogit(items, key, lam)
+        w, lam = fit_level_model(items, key, lams, a.inner_k if a.choose_lam else None)
         names = {'acf': [f'acf{i}' for i in range(22)], 'beat': feats, 'both': feats + [f'acf{i}' for i in range(22)],
                  'bship': feats + ['shipped_score']}[key]
         if v == 'acf22':
@@ -302,9 +313,9 @@ def main():
         bl = [stat(it) for it in items if it['truth'] is None and np.isfinite(stat(it))]
         tp = [stat(it) for it in items if it['truth'] is not None]
         thr, how = threshold(bl, tp)
-        allfit[v] = dict(lam=lam, inner=inner, thr=thr, rule=how, weights=dict(zip(names, [float(x) for x in w])),
+        allfit[v] = dict(lam=lam, thr=thr, rule=how, weights=dict(zip(names, [float(x) for x in w])),
                          beatless_stats=sorted(bl), lowest_tempo_stats=sorted(t for t in tp if np.isfinite(t))[:5])
-        print(f'{v}: lam {lam} (inner {inner}), threshold {thr:.4f} ({how}); beatless {np.round(sorted(bl), 3)}, '
+        print(f'{v}: lam {lam}, threshold {thr:.4f} ({how}); beatless {np.round(sorted(bl), 3)}, '
               f'lowest with tempo {np.round(allfit[v]["lowest_tempo_stats"], 3)}')
         print('   ' + ', '.join(f'{k} {x:+.4f}' for k, x in zip(names, w)))
     print('\nmisses held out (source, track, truth, beat, beat+acf22, shipped):')

@@ -4,7 +4,7 @@ all-data weights, as MetricalLevel.swift carries them) predicts for every cached
 {wav path: bpm or null}: the check that TempoEstimator and its Python twin agree
 (`compare_profiles.py`-style: run naviscan on a few WAVs and compare `bpm`).
 
-  level_predictions.py OUT.json [--subset small]
+  level_predictions.py OUT.json [--subset small] [--lmms DIR]
 """
 import argparse, json, os, sys
 import numpy as np
@@ -13,11 +13,11 @@ sys.path.insert(0, HERE)
 import beat_level_cv as bl  # noqa: E402
 import tempo_cv as tc       # noqa: E402
 
-BEAT = dict(eb=1.7087, eo=0.7868, lb=1.4206, lo=0.5015, irr=3.0351, cost=-463.0227, bar2=-0.2930, bar3=1.3270,
-            bar4=0.8486, ebar2=3.3750)
-ACF = [-4.9670, 7.4503, 2.5133, 5.9182, 1.8334, -2.6507, -5.5304, -2.9955, -6.6735, -0.4050,
-       0.1099, 5.1346, 3.0062, -5.2196, 1.0784, 3.4426, 4.2047, -1.2736, 4.6795, 0.8713, 5.8982, -4.5569]
-RHO = 6.941
+BEAT = dict(eb=0.9311, eo=0.4350, lb=0.6991, lo=0.2329, irr=0.0098, cost=-254.9228, bar2=-0.0476, bar3=0.6197,
+            bar4=0.7130, ebar2=1.4381)
+ACF = [-1.2225, 3.8964, 1.3012, 3.1014, 1.3962, -2.0572, -2.8748, -0.6744, -2.4091, 0.4762,
+       0.5451, 2.7320, 1.5085, -2.6048, 0.1416, 1.8936, 2.7022, 0.1931, 3.1316, 0.7509, 4.0823, -3.0929]
+RHO = 6.571
 
 
 def main():
@@ -28,6 +28,7 @@ def main():
     ap.add_argument('--styles', default=os.path.join(tc.WORK, 'styles'))
     ap.add_argument('--midi', default=os.path.expanduser('~/.cache/naviscan-miditempo'))
     ap.add_argument('--cache', default=os.path.expanduser('~/.cache/naviscan-tempo-cv'))
+    ap.add_argument('--lmms', help='the LMMS demo songs too (scripts/lab/lmmstempo OUTDIR)')
     a = ap.parse_args()
     out = {}
     for source, name, wav, truth, stem in tc.track_list(a):
