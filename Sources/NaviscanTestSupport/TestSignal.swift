@@ -88,7 +88,7 @@ public struct TestSignal {
 /// A mono mix of short events at given times, with a seeded noise source (a linear congruential
 /// generator, the same numbers on every platform); the grooves below are written with it.
 final class EventMix {
-    private var samples: [Float]
+    fileprivate var samples: [Float]
     private let sampleRate: Int
     private var noiseState: UInt32
 
@@ -276,6 +276,49 @@ extension TestSignal {
             k += 1
             t += period
         }
+        return mix.signal(dBFS: dBFS)
+    }
+
+    /// A string section playing a legato melody at `bpm`: a new note on every beat, each rising over
+    /// `attack` seconds and held into the next one, five voices detuned by up to ±8 cents, in a hall
+    /// (a Schroeder reverb of 1.5 s, `wet` of the mix). No note starts sharply: the beat is in the
+    /// rises, not in any click.
+    public static func stringSection(bpm: Double, first: Double = 0.5, duration: Double, attack: Double = 0.15,
+                                     wet: Double = 0.9, dBFS: Double = -10, sampleRate: Int = 44_100) -> TestSignal {
+        let mix = EventMix(duration: duration, sampleRate: sampleRate, seed: 0x5721_4E65)
+        let scale = [261.6, 293.7, 329.6, 349.2, 392.0, 440.0, 392.0, 329.6]
+        let period = 60 / bpm, length = period * 1.3
+        var k = 0
+        var t = first
+        while t < duration {
+            for _ in 0..<5 {
+                let f = scale[k % scale.count] * pow(2, 8 * mix.noise() / 1200)
+                let phase = Double.pi * (1 + mix.noise())
+                mix.add(at: t, length: length) { s in
+                    let envelope = min(1, s / attack) * min(1, max(0, length - s) / 0.2)
+                    let p = 2 * .pi * f * s + phase
+                    return 0.06 * envelope * (sin(p) + sin(2 * p) / 2 + sin(3 * p) / 3 + sin(4 * p) / 4)
+                }
+            }
+            k += 1
+            t += period
+        }
+        let dry = mix.samples.map(Double.init)
+        var reverb = [Double](repeating: 0, count: dry.count)
+        for delay in [29.7, 37.1, 41.1, 43.7] {   // parallel feedback combs
+            let d = Int(delay * Double(sampleRate) / 1000), g = pow(10, -3 * delay / 1000 / 1.5)
+            var y = [Double](repeating: 0, count: dry.count)
+            for i in dry.indices { y[i] = dry[i] + (i >= d ? g * y[i - d] : 0) }
+            for i in dry.indices { reverb[i] += y[i] / 4 }
+        }
+        for delay in [5.0, 1.7] {                 // series allpasses
+            let d = Int(delay * Double(sampleRate) / 1000), g = 0.7
+            var y = [Double](repeating: 0, count: reverb.count)
+            for i in reverb.indices { y[i] = -g * reverb[i] + (i >= d ? reverb[i - d] + g * y[i - d] : 0) }
+            reverb = y
+        }
+        let dryPeak = dry.map(abs).max() ?? 1, wetPeak = max(reverb.map(abs).max() ?? 1, 1e-12)
+        for i in mix.samples.indices { mix.samples[i] = Float((1 - wet) * dry[i] + wet * reverb[i] * dryPeak / wetPeak) }
         return mix.signal(dBFS: dBFS)
     }
 

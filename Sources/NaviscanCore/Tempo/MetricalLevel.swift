@@ -19,7 +19,8 @@ import Foundation
 /// songs, the rendered grooves; scripts/lab/tempo-model/beat_level_cv.py, which also measures the
 /// choice leave-one-package-out). The winner's beats also decide whether there is a beat at all: r, the
 /// onset strength on its beats over its mean everywhere, in the full band or in the mid band
-/// (snares, claps, chords, melody) whichever is higher, below `minOnBeatRatio` means no tempo. The mid
+/// (snares, claps, chords, melody) whichever is higher, below `minOnBeatRatio` means no tempo unless the
+/// slow-onset ratio (`slowOnsetRatio`) reaches `minSlowOnsetRatio`. The mid
 /// band counts because a busy low band (a sliding bass, a pad), dense hi-hats or a noise floor can fill
 /// the full band between the beats; it counts only where its own onsets pass the track's onset floor
 /// by the same rule as the full band's (at least 1 % of the hops), since a mid band of a few sparse
@@ -38,6 +39,11 @@ struct MetricalLevel {
     /// Midway between the best beatless clip (5.75) and the least beat-like track with a tempo (7.40)
     /// of the dev sets.
     static let minOnBeatRatio = 6.571
+    /// The slow-onset ratio's moving sum, in hops: 100 ms, the rise of a bowed or swelling attack.
+    static let slowAttackHops = 10
+    /// Just above the most beat-like beatless clip's slow-onset ratio (1.778) among the dev sets' and a
+    /// render of 40 more beatless clips.
+    static let minSlowOnsetRatio = 1.78
     /// The tracker's tightness for this choice (librosa's).
     static let tightness = 100.0
     static let seconds = 120.0
@@ -57,6 +63,8 @@ struct MetricalLevel {
     private let mid: [Double]
     private let meanMid: Double
     private let midCounts: Bool
+    private let slowE: [Double]
+    private let slowMid: [Double]
 
     /// The first `seconds` of the kept envelopes, from the first hop with any onset strength;
     /// `floorQuarterOctaves`, the track's onset floor (`TempoEstimator.onsetFloorQuarterOctaves`).
@@ -79,6 +87,36 @@ struct MetricalLevel {
         let floorCode = 80 + 2 * floorQuarterOctaves
         let floorValue = floorCode < 1 ? Double.leastNonzeroMagnitude : floorCode > 255 ? .infinity : Double(table[floorCode])
         midCounts = meanMid > 0 && mid.reduce(0) { $1 >= floorValue ? $0 + 1 : $0 } * 100 >= e.count
+        slowE = Self.movingSum(e, Self.slowAttackHops)
+        slowMid = midCounts ? Self.movingSum(mid, Self.slowAttackHops) : []
+    }
+
+    /// The on-beat ratio of the onset strength summed over the last `slowAttackHops` hops, beats tracked
+    /// on that sum at `period`: the higher of the full band's and the mid band's (where it counts). A
+    /// string section or an organ rises over 50–200 ms, so its onsets are no sharper on the beat than a
+    /// pad's ripple is anywhere, and r misses them; summed over the attack, the beat's whole rise counts
+    /// while a ripple's blips average out.
+    func slowOnsetRatio(period: Double) -> Double {
+        func ratio(_ v: [Double]) -> Double {
+            let mean = v.reduce(0, +) / Double(max(1, v.count))
+            guard mean > 0 else { return 0 }
+            let beats = Self.beats(BeatEnvelope.standardised(v) ?? v, period: period)
+            guard beats.count >= 3 else { return 0 }
+            return beats.reduce(0) { $0 + BeatEnvelope.peak(v, at: $1, reach: 1) } / Double(beats.count) / mean
+        }
+        return max(ratio(slowE), slowMid.isEmpty ? 0 : ratio(slowMid))
+    }
+
+    /// y[t] = x[t − w + 1] + … + x[t] (the first hops sum what there is).
+    static func movingSum(_ x: [Double], _ w: Int) -> [Double] {
+        var y = [Double](repeating: 0, count: x.count)
+        var sum = 0.0
+        for t in x.indices {
+            sum += x[t]
+            if t >= w { sum -= x[t - w] }
+            y[t] = sum
+        }
+        return y
     }
 
     /// The level score and on-beat ratio of tempo `bpm` (period `period` hops), with `autocorrelation`

@@ -16,10 +16,11 @@ import Foundation
 ///    two minutes, and a linear model over what those beats collect (onsets on and between the beats,
 ///    low band and full band, regularity, bar accents) and the regions' autocorrelation at ½–4 beats
 ///    picks the candidate; the tempo is then measured from the autocorrelation peaks.
-/// 4. Confidence = r / (r + 6.571), r the onset strength on the winner's beats over its mean
-///    everywhere, in the full band or the mid band (whichever is higher): below `minConfidence` (0.5),
-///    when the beats explain the onsets no better than the dev sets' beatless clips, the track has no
-///    tempo.
+/// 4. Confidence = the higher of r / (r + 6.571), r the onset strength on the winner's beats over its
+///    mean everywhere, in the full band or the mid band (whichever is higher), and s / (s + 1.78), s
+///    the same ratio of the onset strength summed over 100 ms (slow attacks: strings, organ, pads
+///    with a pulse): below `minConfidence` (0.5), when the beats explain the onsets no better than
+///    beatless clips do, the track has no tempo.
 /// 5. The beat grid: beats tracked over the whole track at the chosen tempo (`beatGrid`).
 public struct TempoEstimator {
     public struct Config: Sendable, Hashable, Codable {
@@ -137,7 +138,9 @@ public struct TempoEstimator {
         let evidences = candidates.map(evidence)
         let bestIndex = evidences.indices.max { evidences[$0].score < evidences[$1].score }!
         let ratio = evidences[bestIndex].onBeatRatio
-        let confidence = ratio / (ratio + MetricalLevel.minOnBeatRatio)
+        let slowRatio = level.slowOnsetRatio(period: frameRate * 60 / candidates[bestIndex])
+        let confidence = max(ratio / (ratio + MetricalLevel.minOnBeatRatio),
+                             slowRatio / (slowRatio + MetricalLevel.minSlowOnsetRatio))
         guard confidence >= config.minConfidence else {
             return Result(bpm: nil, confidence: (confidence * 1000).rounded() / 1000, alternates: [], firstBeat: nil, grid: .empty)
         }

@@ -49,6 +49,17 @@ struct TempoEstimatorTests {
         #expect(result.confidence < 0.5)
     }
 
+    @Test("A string section's slow attacks in a hall keep their tempo: the onsets summed over the attack count")
+    func stringSection() throws {
+        let bpm = 120.0
+        let result = try Self.estimate(.stringSection(bpm: bpm, duration: 40))
+        let found = try #require(result.bpm, "no tempo (confidence \(result.confidence))")
+        let related = [bpm / 2, bpm, bpm * 2].contains { abs(found - $0) / $0 < 0.02 }
+        #expect(related, "read as \(found)")
+        #expect(result.confidence > 0.55, "confidence \(result.confidence)")
+        #expect(!result.grid.segments.isEmpty)
+    }
+
     /// An onset summary made hop by hop: a snare-like pulse on every beat in the mid band, hats on the
     /// eighths in the high band, and low-band hits every 10–40 ms at random (a sliding bass, a pad) that
     /// fill the full band between the beats.

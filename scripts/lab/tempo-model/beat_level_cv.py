@@ -143,6 +143,30 @@ def beat_features(E, L, e_raw, p, T, m_raw=None):
                 cv=aE.std() / max(aE.mean(), 1e-9), lcv=aL.std() / max(aL.mean(), 1e-9))
 
 
+SLOW_HOPS = 10                 # the slow-onset ratio's moving sum: 100 ms, a bowed or swelling attack
+
+
+def slow_onset_ratio(stem, T):
+    """MetricalLevel.slowOnsetRatio: the on-beat ratio of the onset strength summed over the last
+    SLOW_HOPS hops (the whole rise of a slow attack in one value), beats tracked on that sum at
+    period FR*60/T, the higher of the full band's and the mid band's (where mid_counts)."""
+    B = ftm.load(stem + '.f32')
+    e = quant(ftm.emph(B['all'])); m = quant(ftm.emph(B['mid']))
+    nz = np.flatnonzero(e > 0)
+    if not len(nz): return 0.0
+    s = nz[0]; n = int(SEGMENT_S * FR)
+    e, m = e[s:s + n], m[s:s + n]
+    if not mid_counts(m, len(e), tc.floor_quarter_octaves(tc.track_lufs(stem))): m = None
+    p = FR * 60 / T; best = 0.0
+    for x in (e, m):
+        if x is None or x.mean() <= 0: continue
+        xs = np.convolve(x, np.ones(SLOW_HOPS))[:len(x)]
+        sd = xs.std()
+        b, _ = dp_beats(xs / sd if sd > 0 else xs, p)
+        if len(b) >= 3: best = max(best, float(wmax(xs, b).mean() / xs.mean()))
+    return best
+
+
 def smooth(E, p):
     k = np.arange(-rnd(p), rnd(p) + 1); w = np.exp(-0.5 * (k * 32.0 / p) ** 2)
     return np.convolve(E, w, 'same')

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """level_predictions.py -- what the shipped level model (beat_level_cv.py's beat+acf22 variant with its
-all-data weights, as MetricalLevel.swift carries them) predicts for every cached track, as JSON
+all-data weights, as MetricalLevel.swift carries them, and its two beatless thresholds: r and the
+slow-onset ratio, beat_level_cv.slow_onset_ratio) predicts for every cached track, as JSON
 {wav path: bpm or null}: the check that TempoEstimator and its Python twin agree
 (`compare_profiles.py`-style: run naviscan on a few WAVs and compare `bpm`).
 
@@ -18,6 +19,19 @@ BEAT = dict(eb=0.9311, eo=0.4350, lb=0.6991, lo=0.2329, irr=0.0098, cost=-254.92
 ACF = [-1.2225, 3.8964, 1.3012, 3.1014, 1.3962, -2.0572, -2.8748, -0.6744, -2.4091, 0.4762,
        0.5451, 2.7320, 1.5085, -2.6048, 0.1416, 1.8936, 2.7022, 0.1931, 3.1316, 0.7509, 4.0823, -3.0929]
 RHO = 6.571
+RHO_SLOW = 1.78
+
+
+def predict(stem):
+    """(bpm or None, r, slow-onset ratio, the winning candidate's tempo) as TempoEstimator decides."""
+    f = tc.track_features(stem)
+    if not bl.gate(f): return None, 0.0, 0.0, None
+    bt = bl.track_beats(stem, f['cs'], False)
+    z = [sum(BEAT[k] * r[k] for k in BEAT) + float(np.dot(ACF, x)) for r, x in zip(bt['rows'], f['X'])]
+    i = int(np.argmax(z))
+    r = bt['rows'][i]['r']; rs = bl.slow_onset_ratio(stem, f['cs'][i])
+    confidence = max(r / (r + RHO), rs / (rs + RHO_SLOW) if RHO_SLOW else 0.0)
+    return (None if confidence < 0.5 else bl.final_bpm(f, i)), r, rs, f['cs'][i]
 
 
 def main():
@@ -33,13 +47,7 @@ def main():
     out = {}
     for source, name, wav, truth, stem in tc.track_list(a):
         if not os.path.exists(stem + '.f32') or os.path.getsize(stem + '.f32') == 0: continue
-        f = tc.track_features(stem)
-        if not bl.gate(f): out[wav] = None; continue
-        bt = bl.track_beats(stem, f['cs'], False)
-        z = [sum(BEAT[k] * r[k] for k in BEAT) + float(np.dot(ACF, x)) for r, x in zip(bt['rows'], f['X'])]
-        i = int(np.argmax(z))
-        r = bt['rows'][i]['r']
-        out[wav] = None if r / (r + RHO) < 0.5 else bl.final_bpm(f, i)
+        out[wav] = predict(stem)[0]
     json.dump(out, open(a.out, 'w'), indent=1)
     print(f'{len(out)} tracks')
 
