@@ -44,6 +44,7 @@ Truth rules (docs/tempo-dev-set.md, the MIDI set's and the LMMS set's rules):
 import argparse
 import collections
 import glob
+import importlib.util
 import json
 import math
 import os
@@ -77,39 +78,12 @@ def run(cmd, timeout=1200):
     return subprocess.run(cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
 
 
-class TempoMap:
-    """tick -> seconds through (tick, us per quarter) events (120 BPM before the first); miditempo's."""
-
-    def __init__(self, tpb, tempo_events):
-        self.tpb = tpb
-        ev = {}
-        for tick, us in sorted(tempo_events, key=lambda e: e[0]):
-            ev[tick] = us
-        if 0 not in ev:
-            ev[0] = 500000
-        self.ticks = sorted(ev)
-        self.us = [ev[t] for t in self.ticks]
-        self.secs = [0.0]
-        for i in range(1, len(self.ticks)):
-            self.secs.append(self.secs[-1] + (self.ticks[i] - self.ticks[i - 1]) * self.us[i - 1] / 1e6 / tpb)
-
-    def seconds(self, tick):
-        i = max(0, np.searchsorted(self.ticks, tick, side='right') - 1)
-        return self.secs[i] + float(tick - self.ticks[i]) * self.us[i] / 1e6 / self.tpb
-
-    def segments(self, t0, t1):
-        out = []
-        for i, us in enumerate(self.us):
-            s = self.secs[i]
-            e = self.secs[i + 1] if i + 1 < len(self.us) else math.inf
-            s, e = max(s, t0), min(e, t1)
-            if e <= s: continue
-            bpm = 60e6 / us
-            if out and abs(out[-1][2] - bpm) < 1e-9 and abs(out[-1][1] - s) < 1e-9:
-                out[-1][1] = e
-            else:
-                out.append([s, e, bpm])
-        return out
+# the MIDI set's tempo map (miditempo/make_truth.py; loaded by path, both scripts are make_truth.py)
+_spec = importlib.util.spec_from_file_location(
+    'miditempo_make_truth', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'miditempo', 'make_truth.py'))
+_miditempo = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_miditempo)
+TempoMap = _miditempo.TempoMap
 
 
 def beat_truth(tpb, tempos, sigs, on_ticks, last_tick, end_tick_song=None):
@@ -155,12 +129,8 @@ def beat_truth(tpb, tempos, sigs, on_ticks, last_tick, end_tick_song=None):
     beats.sort()
     meter = sig_time.most_common(1)[0][0] if sig_time else '4/4'
     segs = tm.segments(t_first, t_last)
-    dur_by_bpm = collections.Counter()
-    for s, e, bpm in segs:
-        dur_by_bpm[round(bpm, 4)] += e - s
-    main_bpm = max(dur_by_bpm.items(), key=lambda kv: (kv[1], kv[0]))[0]
+    main_bpm, within = _miditempo.main_tempo(segs)
     span = t_last - t_first
-    within = sum(e - s for s, e, bpm in segs if abs(bpm - main_bpm) <= STEADY_TOL * main_bpm)
     max_dev = max(abs(bpm - main_bpm) / main_bpm for _, _, bpm in segs)
     num, den = map(int, meter.split('/'))
     compound = den == 8 and num in (6, 9, 12)

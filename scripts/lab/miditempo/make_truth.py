@@ -140,6 +140,15 @@ class TempoMap:
         return out
 
 
+def main_tempo(segs):
+    """(the tempo held longest, seconds within STEADY_TOL of it) over [(start_s, end_s, bpm)]."""
+    dur_by_bpm = collections.Counter()
+    for s, e, bpm in segs:
+        dur_by_bpm[round(bpm, 4)] += e - s
+    main_bpm = max(dur_by_bpm.items(), key=lambda kv: (kv[1], kv[0]))[0]
+    return main_bpm, sum(e - s for s, e, bpm in segs if abs(bpm - main_bpm) <= STEADY_TOL * main_bpm)
+
+
 def analyse(data):
     m = mido.MidiFile(file=io.BytesIO(data))
     if m.type == 2:
@@ -215,12 +224,8 @@ def analyse(data):
     num, den = map(int, main_sig.split('/'))
 
     segs = tm.segments(t_first, t_last)
-    dur_by_bpm = collections.Counter()
-    for s, e, bpm in segs:
-        dur_by_bpm[round(bpm, 4)] += e - s
-    main_bpm = max(dur_by_bpm.items(), key=lambda kv: (kv[1], kv[0]))[0]
+    main_bpm, within = main_tempo(segs)
     span = t_last - t_first
-    within = sum(e - s for s, e, bpm in segs if abs(bpm - main_bpm) <= STEADY_TOL * main_bpm)
     compound = den == 8 and num in (6, 9, 12)
     beat_unit = '3/8' if compound else '1/4'
     bpm_felt = main_bpm * 2 / 3 if compound else main_bpm
