@@ -63,8 +63,6 @@ struct MetricalLevel {
     private let mid: [Double]
     private let meanMid: Double
     private let midCounts: Bool
-    private let slowE: [Double]
-    private let slowMid: [Double]
 
     /// The first `seconds` of the kept envelopes, from the first hop with any onset strength;
     /// `floorQuarterOctaves`, the track's onset floor (`TempoEstimator.onsetFloorQuarterOctaves`).
@@ -87,8 +85,6 @@ struct MetricalLevel {
         let floorCode = 80 + 2 * floorQuarterOctaves
         let floorValue = floorCode < 1 ? Double.leastNonzeroMagnitude : floorCode > 255 ? .infinity : Double(table[floorCode])
         midCounts = meanMid > 0 && mid.reduce(0) { $1 >= floorValue ? $0 + 1 : $0 } * 100 >= e.count
-        slowE = Self.movingSum(e, Self.slowAttackHops)
-        slowMid = midCounts ? Self.movingSum(mid, Self.slowAttackHops) : []
     }
 
     /// The on-beat ratio of the onset strength summed over the last `slowAttackHops` hops, beats tracked
@@ -98,13 +94,18 @@ struct MetricalLevel {
     /// while a ripple's blips average out.
     func slowOnsetRatio(period: Double) -> Double {
         func ratio(_ v: [Double]) -> Double {
-            let mean = v.reduce(0, +) / Double(max(1, v.count))
+            let summed = Self.movingSum(v, Self.slowAttackHops)
+            let mean = summed.reduce(0, +) / Double(max(1, summed.count))
             guard mean > 0 else { return 0 }
-            let beats = Self.beats(BeatEnvelope.standardised(v) ?? v, period: period)
-            guard beats.count >= 3 else { return 0 }
-            return beats.reduce(0) { $0 + BeatEnvelope.peak(v, at: $1, reach: 1) } / Double(beats.count) / mean
+            let beats = Self.beats(BeatEnvelope.standardised(summed) ?? summed, period: period)
+            return beats.count < 3 ? 0 : Self.onBeatRatio(summed, beats: beats, mean: mean)
         }
-        return max(ratio(slowE), slowMid.isEmpty ? 0 : ratio(slowMid))
+        return max(ratio(e), midCounts ? ratio(mid) : 0)
+    }
+
+    /// The mean of `v` at the beats (each the maximum over its hop and the two beside it) over `mean`.
+    static func onBeatRatio(_ v: [Double], beats: [Int], mean: Double) -> Double {
+        mean > 0 ? beats.reduce(0) { $0 + BeatEnvelope.peak(v, at: $1, reach: 1) } / Double(max(1, beats.count)) / mean : 0
     }
 
     /// y[t] = x[t − w + 1] + … + x[t] (the first hops sum what there is).
@@ -140,9 +141,8 @@ struct MetricalLevel {
             features = [mean(aE), mean(mids.map { w(full, $0) }), mean(aL), mean(mids.map { w(low, $0) }),
                         sd / meanInterval, cost,
                         Self.contrast(aL, 2), Self.contrast(aL, 3), Self.contrast(aL, 4), Self.contrast(aE, 2)]
-            let fullRatio = meanE > 0 ? mean(beats.map { w(e, $0) }) / meanE : 0
-            let midRatio = midCounts ? mean(beats.map { w(mid, $0) }) / meanMid : 0
-            ratio = max(fullRatio, midRatio)
+            ratio = max(Self.onBeatRatio(e, beats: beats, mean: meanE),
+                        midCounts ? Self.onBeatRatio(mid, beats: beats, mean: meanMid) : 0)
         }
         var z = Self.tempoWeights.x * x + Self.tempoWeights.x2 * x * x
         for (f, weight) in zip(features, Self.beatWeights) { z += f * weight }

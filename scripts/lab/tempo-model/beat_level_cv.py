@@ -143,6 +143,20 @@ def beat_features(E, L, e_raw, p, T, m_raw=None):
                 cv=aE.std() / max(aE.mean(), 1e-9), lcv=aL.std() / max(aL.mean(), 1e-9))
 
 
+def segment_envelopes(stem):
+    """(e, l, m): the emphasised full, low and mid envelopes (quantised as the Swift stores them) over
+    the first SEGMENT_S seconds from the first hop with any full-band strength; m is None where the mid
+    band does not count (mid_counts). None when the full band is empty."""
+    B = ftm.load(stem + '.f32')
+    e = quant(ftm.emph(B['all'])); l = quant(ftm.emph(B['low'])); m = quant(ftm.emph(B['mid']))
+    nz = np.flatnonzero(e > 0)
+    if not len(nz): return None
+    s = nz[0]; n = int(SEGMENT_S * FR)
+    e, l, m = e[s:s + n], l[s:s + n], m[s:s + n]
+    if not mid_counts(m, len(e), tc.floor_quarter_octaves(tc.track_lufs(stem))): m = None
+    return e, l, m
+
+
 SLOW_HOPS = 10                 # the slow-onset ratio's moving sum: 100 ms, a bowed or swelling attack
 
 
@@ -150,13 +164,9 @@ def slow_onset_ratio(stem, T):
     """MetricalLevel.slowOnsetRatio: the on-beat ratio of the onset strength summed over the last
     SLOW_HOPS hops (the whole rise of a slow attack in one value), beats tracked on that sum at
     period FR*60/T, the higher of the full band's and the mid band's (where mid_counts)."""
-    B = ftm.load(stem + '.f32')
-    e = quant(ftm.emph(B['all'])); m = quant(ftm.emph(B['mid']))
-    nz = np.flatnonzero(e > 0)
-    if not len(nz): return 0.0
-    s = nz[0]; n = int(SEGMENT_S * FR)
-    e, m = e[s:s + n], m[s:s + n]
-    if not mid_counts(m, len(e), tc.floor_quarter_octaves(tc.track_lufs(stem))): m = None
+    seg = segment_envelopes(stem)
+    if seg is None: return 0.0
+    e, _, m = seg
     p = FR * 60 / T; best = 0.0
     for x in (e, m):
         if x is None or x.mean() <= 0: continue
@@ -177,14 +187,10 @@ def track_beats(stem, cs, smoothed):
     if os.path.exists(pk):
         d = pickle.load(open(pk, 'rb'))
         if d.get('version') == VERSION and np.allclose(d['cs'], cs): return d
-    B = ftm.load(stem + '.f32')
-    e = quant(ftm.emph(B['all'])); l = quant(ftm.emph(B['low'])); m = quant(ftm.emph(B['mid']))
-    nz = np.flatnonzero(e > 0)
+    seg = segment_envelopes(stem)
     rows = []
-    if len(nz):
-        s = nz[0]; n = int(SEGMENT_S * FR)
-        e, l, m = e[s:s + n], l[s:s + n], m[s:s + n]
-        if not mid_counts(m, len(e), tc.floor_quarter_octaves(tc.track_lufs(stem))): m = None
+    if seg is not None:
+        e, l, m = seg
         E = e / e.std() if e.std() > 0 else e
         L = l / l.std() if l.std() > 0 else l
         for T in cs:
