@@ -209,22 +209,25 @@ public struct BeatTracker {
 
 /// Which offset of a tracked run of beats is the beat. The tracker follows the strongest full-band
 /// onsets, and in syncopated music (reggae and funk bass on the off-beats, a trap kick a sixteenth
-/// early) those sit between the beats, so a run is right in tempo and wrong in phase. Each segment
-/// of the grid (a steady run: the tracker may change phase at a breakdown) is moved by the offset
-/// of 0, ¼, ½ or ¾ of its interval whose beats collect the most of
+/// early, hi-hats on the off-beats over a four-on-the-floor kick) those sit between the beats, so a
+/// run is right in tempo and wrong in phase. Each segment of the grid (a steady run: the tracker may
+/// change phase at a breakdown) is moved by the offset of 0, ¼, ½ or ¾ of its interval whose beats
+/// collect the most of
 ///
-///     w_low · L + w_high · H
+///     w_low · L + w_high · H + w_kick · K
 ///
 /// where L and H are the means, over the moved beats, of the low-band (kick, bass) and high-band
-/// (hi-hat, snare, attack) envelopes over their standard deviations, each taken at its largest
-/// within ±1 hop. The two weights are the data-chosen constants: a conditional logit over the four
-/// offsets of every segment, fitted on the rendered grooves and the MIDI dev set
-/// (scripts/lab/beats/phase_cv.py); their ratio, the only thing the choice depends on, lies between
-/// 0.06 and 0.29 whichever package is left out (docs/profile-format.md has the held-out figures).
+/// (hi-hat, snare, attack) envelopes over their standard deviations, and K the same for the smaller
+/// of the two at each hop: a kick drum's thump comes with its beater's click, a bass note has no
+/// click and a hi-hat no thump, so K stands out where the kick is. Each is taken at its largest
+/// within ±1 hop. The three weights are the data-chosen constants: a conditional logit over the four
+/// offsets of every segment, fitted on the rendered grooves, the MIDI dev set and the LMMS songs
+/// (scripts/lab/beats/phase_cv.py; docs/profile-format.md has the held-out figures).
 public enum BeatPhase {
     static let offsets: [Double] = [0, 0.25, 0.5, 0.75]
-    static let lowWeight = 0.30
-    static let highWeight = 1.05
+    static let lowWeight = -0.10
+    static let highWeight = 0.91
+    static let kickWeight = 0.97
 
     /// `segments` (seconds; hop h of the envelopes is at (start + h)/frameRate) each moved by its
     /// winning offset; a moved beat that would reach the next segment's first beat or the envelopes'
@@ -238,12 +241,21 @@ public enum BeatPhase {
         let lowSD = BeatEnvelope.standardDeviation(low[..<n]), highSD = BeatEnvelope.standardDeviation(high[..<n])
         guard lowSD != nil || highSD != nil else { return segments }
         let l = lowSD.map { lowWeight / $0 } ?? 0, h = highSD.map { highWeight / $0 } ?? 0
+        // K needs both envelopes on their own scales; a constant one has no onsets, so no kick.
+        let lowScale = lowSD.map { Float(1 / $0) }, highScale = highSD.map { Float(1 / $0) }
+        func kick(_ hop: Int) -> Double {
+            guard let lowScale, let highScale, hop + 1 >= 0, hop - 1 < n else { return 0 }
+            var k: Float = 0
+            for j in max(0, hop - 1)...min(n - 1, hop + 1) { k = max(k, min(low[j] * lowScale, high[j] * highScale)) }
+            return Double(k)
+        }
         func score(_ segment: BeatGrid.Segment) -> Double {
             var s = 0.0
             for k in 0..<segment.count {
                 let hop = Int(((segment.start + Double(k) * segment.interval) * frameRate).rounded()) - start
                 guard hop < n else { break }
                 s += l * Double(BeatEnvelope.peak(low, at: hop, reach: 1)) + h * Double(BeatEnvelope.peak(high, at: hop, reach: 1))
+                    + kickWeight * kick(hop)
             }
             return s / Double(max(1, segment.count))
         }

@@ -161,6 +161,27 @@ struct BeatGridTests {
         #expect(BeatPhase.align(runs, low: flat, high: flat, start: start, frameRate: frameRate) == runs)
     }
 
+    @Test("Off-beat hi-hats over a kick with a click: the kick, low and high at once, keeps the grid on the beat")
+    func kickUnderOffbeatHats() {
+        // Hops: a kick on every beat (every 50 hops from 0) with its thump in the low band and its
+        // beater's click in the high band; open hi-hats between the beats, louder in the high band
+        // than the click. A run tracked on the beats must stay there. With the high band weighed
+        // alone against the low (0.30 : 1.05, before the kick term) the hats won and the run moved
+        // half a beat.
+        let n = 2000
+        var low = [Float](repeating: 0.01, count: n), high = [Float](repeating: 0.01, count: n)
+        for h in stride(from: 0, to: n, by: 50) { low[h] = 4; high[h] = 1.5 }
+        for h in stride(from: 25, to: n, by: 50) { high[h] = 2.5 }
+        let frameRate = 100.0, start = 10
+        let run = [BeatGrid.Segment(start: Double(start + 50) / frameRate, interval: 0.5, count: 30)]
+        #expect(BeatPhase.align(run, low: low, high: high, start: start, frameRate: frameRate) == run)
+        // Moved half a beat by hand, onto the hats, it comes back to the kicks.
+        var moved = run
+        moved[0].start += 0.25
+        let back = BeatPhase.align(moved, low: low, high: high, start: start, frameRate: frameRate)
+        #expect(back.count == 1 && abs(back[0].start - (run[0].start + 0.5)) < 1e-9, "moved run starts at \(back.first?.start ?? -1)")
+    }
+
     @Test("A drone has an empty grid")
     func drone() throws {
         let result = try TempoEstimatorTests.estimate(.ambientPad(duration: 40))

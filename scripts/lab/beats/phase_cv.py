@@ -10,7 +10,9 @@ PROFILES/seedN/NAME.json and of the MIDI dev set's WAVs as PROFILES/midi/<relati
 For every segment of every grid (k = 0..count-1 at start + k*interval), the segment moved by 0, 1/4,
 1/2 and 3/4 of its interval gives four candidates; a candidate's features are the means over its beats
 of the low-band and the high-band emphasised envelopes (quantised as the Swift keeps them, each over
-its standard deviation), each at its largest within +-1 hop of the beat. The four candidates of a
+its standard deviation) and of the smaller of those two at each hop (the kick: a low thump with a
+beater's click, where a bass note has no click and a hi-hat no thump), each at its largest within
++-1 hop of the beat. The four candidates of a
 segment are the same whichever of them the grid holds (they differ by whole quarters of an interval,
 modulo one interval), so profiles made with or without the phase step give nearly the same fit (not
 exactly: the grid is extended to the sound's start and end from the moved segments, so edge beats
@@ -22,7 +24,9 @@ A conditional logit over the four candidates (ridge lam chosen inside each fold 
 leave-one-source-out split of the training sources) is fitted with one source left out at a time
 (grooves by seed, MIDI by package, the LMMS songs as one); each left-out track is then scored with every segment moved to its
 predicted candidate. Prints per source the held-out mean beat F, the F of the grids as given, the best
-reachable, and the weights; then the all-data weights (what BeatPhase carries).
+reachable, and the weights; then the all-data weights (what BeatPhase carries: fitted with --lmms on
+profiles of the build before the kick feature, 0.5.4's first commit, as the grids then had only the
+two-band phase step).
 """
 import argparse, json, os, sys
 import numpy as np
@@ -61,13 +65,19 @@ def tracks(a):
                    os.path.join(a.profiles, 'lmms', rp[:-4] + '.json'))
 
 
+FEATURES = ('low', 'high', 'kick')
+
+
 def envelopes(dump, start_hop):
+    """The low and high envelopes over their standard deviations, and the smaller of the two per hop
+    (0 where either is constant, as BeatPhase has it)."""
     B = ftm.load(dump)
     out = []
     for k in ('low', 'high'):
         e = quant(ftm.emph(B[k]))[start_hop:]
         out.append(e / e.std() if e.std() > 0 else e)
-    return out
+    ok = all(quant(ftm.emph(B[k]))[start_hop:].std() > 0 for k in ('low', 'high'))
+    return out + [np.minimum(out[0], out[1]) if ok else np.zeros_like(out[0])]
 
 
 def load(a):
@@ -78,15 +88,15 @@ def load(a):
         if not segs: continue
         full = quant(ftm.emph(ftm.load(dump)['all']))
         first = int(np.flatnonzero(full > 0)[0]) if (full > 0).any() else 0
-        low, high = envelopes(dump, first)
-        n = len(low)
+        envs = envelopes(dump, first)
+        n = len(envs[0])
         track = []
         for s in segs:
             X, F = [], []
             for o in OFFSETS:
                 t = s['start'] + (np.arange(s['count']) + o) * s['interval']
                 h = np.clip(np.round(t * FR).astype(int) - 1 - first, 0, n - 1)   # dump row i = hop i + 1
-                X.append([wmax(low, h).mean(), wmax(high, h).mean()])
+                X.append([wmax(v, h).mean() for v in envs])
                 lo, hi = s['start'] - s['interval'] / 2, s['start'] + (s['count'] - 0.5) * s['interval']
                 F.append(f_measure([b for b in truth if lo <= b < hi], list(t), skip=0))
             track.append(dict(X=np.array(X), F=np.array(F), seg=s))
@@ -142,7 +152,7 @@ def main():
     rows = load(a)
     srcs = sorted({r['src'] for r in rows})
     print(f'{len(rows)} tracks with a grid, {sum(len(r["segs"]) for r in rows)} segments')
-    print('| left out | tracks | held-out beat F mean / median | grids as given | best offset per segment | lam | w_low, w_high |')
+    print('| left out | tracks | held-out beat F mean / median | grids as given | best offset per segment | lam | ' + ', '.join(f'w_{f}' for f in FEATURES) + ' |')
     print('|---|---|---|---|---|---|---|')
     pooled = []
     for s in srcs:
@@ -153,11 +163,11 @@ def main():
         given = [track_f(r, lambda g: 0) for r in test]
         best = [track_f(r, lambda g: int(np.argmax(g['F']))) for r in test]
         print(f'| {s} | {len(test)} | {np.mean(fs):.3f} / {np.median(fs):.3f} | {np.mean(given):.3f} | {np.mean(best):.3f} '
-              f'| {lam} | {w[0]:.2f}, {w[1]:.2f} |')
+              f'| {lam} | ' + ', '.join(f'{x:.2f}' for x in w) + ' |')
     print(f'pooled held-out mean {np.mean(pooled):.3f} over {len(pooled)} tracks')
     lam = choose_lam(rows)
     w = fit(rows, lam)
-    print(f'all data: lam {lam}, w_low {w[0]:.2f}, w_high {w[1]:.2f} (ratio {w[0] / w[1]:.3f})')
+    print(f'all data: lam {lam}, ' + ', '.join(f'w_{f} {x:.4f}' for f, x in zip(FEATURES, w)))
 
 
 if __name__ == '__main__':
