@@ -27,18 +27,18 @@ import Foundation
 /// blips under the floor (a very quiet pad) lets any beats collect many times its mean.
 struct MetricalLevel {
     /// eb, eo, lb, lo, irr, cost, bar2, bar3, bar4, ebar2.
-    static let beatWeights: [Double] = [0.9311, 0.4350, 0.6991, 0.2329, 0.0098, -254.9228, -0.0476, 0.6197, 0.7130, 1.4381]
+    static let beatWeights: [Double] = [1.0827, 0.3860, 1.0121, 0.3197, -1.6002, -270.4142, 0.2307, 0.9640, 0.5827, 1.5584]
     /// For the full, low, mid and high regions in turn, r(½τ), r(τ), r(2τ), r(3τ), r(4τ).
     static let autocorrelationWeights: [Double] = [
-        -1.2225, 3.8964, 1.3012, 3.1014, 1.3962,
-        -2.0572, -2.8748, -0.6744, -2.4091, 0.4762,
-        0.5451, 2.7320, 1.5085, -2.6048, 0.1416,
-        1.8936, 2.7022, 0.1931, 3.1316, 0.7509,
+        -1.2165, 3.5744, 1.5653, 3.2405, 1.3014,
+        -1.9809, -3.5291, -1.7488, -2.2918, 0.6351,
+        -0.7007, 2.5968, 2.0726, -2.8134, 0.7940,
+        2.7960, 3.9615, 0.6062, 3.4333, 0.9150,
     ]
-    static let tempoWeights = (x: 4.0823, x2: -3.0929)
-    /// Midway between the best beatless clip (5.75) and the least beat-like track with a tempo (7.40)
+    static let tempoWeights = (x: 4.4966, x2: -3.2768)
+    /// Midway between the best beatless clip (6.49) and the least beat-like track with a tempo (7.40)
     /// of the dev sets.
-    static let minOnBeatRatio = 6.571
+    static let minOnBeatRatio = 6.941
     /// The slow-onset ratio's moving sum, in hops: 100 ms, the rise of a bowed or swelling attack.
     static let slowAttackHops = 10
     /// Just above the most beat-like beatless clip's slow-onset ratio (1.930) among the dev sets' and

@@ -16,7 +16,7 @@ import Foundation
 ///    two minutes, and a linear model over what those beats collect (onsets on and between the beats,
 ///    low band and full band, regularity, bar accents) and the regions' autocorrelation at ½–4 beats
 ///    picks the candidate; the tempo is then measured from the autocorrelation peaks.
-/// 4. Confidence = the higher of r / (r + 6.571), r the onset strength on the winner's beats over its
+/// 4. Confidence = the higher of r / (r + 6.941), r the onset strength on the winner's beats over its
 ///    mean everywhere, in the full band or the mid band (whichever is higher), and s / (s + 1.93), s
 ///    the same ratio of the onset strength summed over 100 ms (slow attacks: strings, organ, pads
 ///    with a pulse): below `minConfidence` (0.5), when the beats explain the onsets no better than
