@@ -128,13 +128,12 @@ done | xargs -P "$JOBS" -I{} sh -c 'f="$1"; out="$2/$(basename "$f" .wav).json"
 n_beats=$("$PY" -c 'import json, sys; print(sum(bool(c["beats_s"]) for c in json.load(open(sys.argv[1]))["clips"]))' "$RUN/beats-truth.json")
 grep -q "over $n_beats tracks" "$RUN/beats.txt" ||
     { echo "ERROR: score_beats.py did not score all $n_beats grooves with a tempo" >&2; exit 1; }
-# Floors below what the grid does on this set (0.5.3: 12 of 14 grooves at F >= 0.9, downbeat F mean
-# 0.648, the 4 reggae clips' downbeats missed since their one drop marks beat 3; 0.5.2 read 14 and
-# 0.714, but 0.5.3's weights read the ballad seed1_018 at twice its 78 BPM and the waltz seed2_002 at
-# a third of its 176): a broken tracker or grid falls through them, and so does a lost phase step
-# (the 4 reggae clips go to their off-beats without it) or bars without the spectral change (the
-# 0.4.0 rule lost both house clips' and the latin one's bar lines: 0.21 less). The downbeat floor
-# is less than one groove below the mean: one more groove losing its bars fails it.
+# Floors below what the grid does on this set (0.5.4: 13 of 14 grooves at F >= 0.9, downbeat F mean
+# 0.672, the 4 reggae clips' downbeats missed since their one drop marks beat 3, and the waltz
+# seed2_002 read at a third of its 176; 0.5.3 read 12 and 0.648, 0.5.2 14 and 0.714): a broken
+# tracker or grid falls through them, and so does a lost phase step (the 4 reggae clips go to their
+# off-beats without it) or bars without the spectral change (the 0.4.0 rule lost both house clips'
+# and the latin one's bar lines: 0.21 less). The downbeat floor is about one groove below the mean.
 "$PY" - "$RUN/beats.txt" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()

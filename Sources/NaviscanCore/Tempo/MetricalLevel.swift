@@ -16,8 +16,8 @@ import Foundation
 /// x = log2(T/110) and x². The level score is a linear model over them: its weights are the mean of
 /// ridge conditional logits at ridge strengths 0.3, 3 and 30 (so no strength is chosen from data),
 /// fitted on every source of the tempo dev sets (the tracker modules, the MIDI songs, the LMMS demo
-/// songs, the rendered grooves; scripts/lab/tempo-model/beat_level_cv.py, which also measures the
-/// choice leave-one-package-out). The winner's beats also decide whether there is a beat at all: r, the
+/// songs, the rendered grooves of generator seeds 1–5; scripts/lab/tempo-model/beat_level_cv.py,
+/// which also measures the choice leave-one-package-out). The winner's beats also decide whether there is a beat at all: r, the
 /// onset strength on its beats over its mean everywhere, in the full band or in the mid band
 /// (snares, claps, chords, melody) whichever is higher, below `minOnBeatRatio` means no tempo unless the
 /// slow-onset ratio (`slowOnsetRatio`) reaches `minSlowOnsetRatio`. The mid
