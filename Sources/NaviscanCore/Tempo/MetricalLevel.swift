@@ -17,14 +17,15 @@ import Foundation
 /// ridge conditional logits at ridge strengths 0.3, 3 and 30 (so no strength is chosen from data),
 /// fitted on every source of the tempo dev sets (the tracker modules, the MIDI songs, the LMMS demo
 /// songs, the rendered grooves of generator seeds 1–5; scripts/lab/tempo-model/beat_level_cv.py,
-/// which also measures the choice leave-one-package-out). The winner's beats also decide whether there is a beat at all: r, the
-/// onset strength on its beats over its mean everywhere, in the full band or in the mid band
-/// (snares, claps, chords, melody) whichever is higher, below `minOnBeatRatio` means no tempo unless the
-/// slow-onset ratio (`slowOnsetRatio`) reaches `minSlowOnsetRatio`. The mid
-/// band counts because a busy low band (a sliding bass, a pad), dense hi-hats or a noise floor can fill
-/// the full band between the beats; it counts only where its own onsets pass the track's onset floor
-/// by the same rule as the full band's (at least 1 % of the hops), since a mid band of a few sparse
-/// blips under the floor (a very quiet pad) lets any beats collect many times its mean.
+/// which also measures the choice leave-one-package-out). The winner's beats also decide whether
+/// there is a beat at all: r, the onset strength on its beats over its mean everywhere, in the full
+/// band or in the mid band (snares, claps, chords, melody) whichever is higher, below
+/// `minOnBeatRatio` means no tempo unless the slow-onset ratio (`slowOnsetRatio`) reaches
+/// `minSlowOnsetRatio`. The mid band counts because a busy low band (a sliding bass, a pad), dense
+/// hi-hats or a noise floor can fill the full band between the beats; it counts only where its own
+/// onsets pass the track's onset floor by the same rule as the full band's (at least 1 % of the
+/// hops), since a mid band of a few sparse blips under the floor (a very quiet pad) lets any beats
+/// collect many times its mean.
 struct MetricalLevel {
     /// eb, eo, lb, lo, irr, cost, bar2, bar3, bar4, ebar2.
     static let beatWeights: [Double] = [1.0827, 0.3860, 1.0121, 0.3197, -1.6002, -270.4142, 0.2307, 0.9640, 0.5827, 1.5584]
