@@ -25,8 +25,7 @@ leave-one-source-out split of the training sources) is fitted with one source le
 (grooves by seed, MIDI by package, the LMMS songs as one); each left-out track is then scored with every segment moved to its
 predicted candidate. Prints per source the held-out mean beat F, the F of the grids as given, the best
 reachable, and the weights; then the all-data weights (what BeatPhase carries: fitted with --lmms on
-profiles of the build before the kick feature, 0.5.4's first commit, as the grids then had only the
-two-band phase step).
+profiles whose grids had the two-band phase step only, without the kick term).
 """
 import argparse, json, os, sys
 import numpy as np
@@ -72,12 +71,11 @@ def envelopes(dump, start_hop):
     """The low and high envelopes over their standard deviations, and the smaller of the two per hop
     (0 where either is constant, as BeatPhase has it)."""
     B = ftm.load(dump)
-    out = []
-    for k in ('low', 'high'):
-        e = quant(ftm.emph(B[k]))[start_hop:]
-        out.append(e / e.std() if e.std() > 0 else e)
-    ok = all(quant(ftm.emph(B[k]))[start_hop:].std() > 0 for k in ('low', 'high'))
-    return out + [np.minimum(out[0], out[1]) if ok else np.zeros_like(out[0])]
+    low, high = (quant(ftm.emph(B[k]))[start_hop:] for k in ('low', 'high'))
+    if low.std() > 0 and high.std() > 0:
+        low, high = low / low.std(), high / high.std()
+        return [low, high, np.minimum(low, high)]
+    return [low / low.std() if low.std() > 0 else low, high / high.std() if high.std() > 0 else high, np.zeros_like(low)]
 
 
 def load(a):
