@@ -21,7 +21,8 @@ import Foundation
 /// there is a beat at all: r, the onset strength on its beats over its mean everywhere, in the full
 /// band or in the mid band (snares, claps, chords, melody) whichever is higher, below
 /// `minOnBeatRatio` means no tempo unless the slow-onset ratio (`slowOnsetRatio`) reaches
-/// `minSlowOnsetRatio`. The mid band counts because a busy low band (a sliding bass, a pad), dense
+/// `minSlowOnsetRatio` or the steady-pulse ratio (`steadyPulseRatio`) reaches `minSteadyPulseRatio`.
+/// The mid band counts because a busy low band (a sliding bass, a pad), dense
 /// hi-hats or a noise floor can fill the full band between the beats; it counts only where its own
 /// onsets pass the track's onset floor by the same rule as the full band's (at least 1 % of the
 /// hops), since a mid band of a few sparse blips under the floor (a very quiet pad) lets any beats
@@ -45,6 +46,15 @@ struct MetricalLevel {
     /// Just above the most beat-like beatless clip's slow-onset ratio (1.930) among the dev sets' and
     /// renders of 80 more beatless clips (two generator seeds).
     static let minSlowOnsetRatio = 1.93
+    /// The steady-pulse ratio's windows, in hops: 10 s, short enough for a tempo a fraction of a percent
+    /// off to stay on one phase.
+    static let pulseWindowHops = 1000
+    static let pulsePhaseBins = 24
+    /// Periods no metrical relation explains, as multiples of the winner's.
+    static let unrelatedPeriodRatios = [0.83, 0.91, 1.09, 1.19]
+    /// Just above the most pulse-like beatless clip's steady-pulse ratio (1.169) among the dev sets' and
+    /// the same 80 rendered beatless clips.
+    static let minSteadyPulseRatio = 1.17
     /// The tracker's tightness for this choice (librosa's).
     static let tightness = 100.0
     static let seconds = 120.0
@@ -102,6 +112,48 @@ struct MetricalLevel {
             return beats.count < 3 ? 0 : Self.onBeatRatio(summed, beats: beats, mean: mean)
         }
         return max(ratio(e), midCounts ? ratio(mid) : 0)
+    }
+
+    /// How much more the full-band onset strength gathers on one phase of `period` than on one phase of
+    /// periods no metrical relation explains. Each 10 s window is folded onto 24 phase bins (each bin
+    /// summed with its two neighbours, around the circle); a window scores its peak bin over its mean
+    /// bin, and a period the mean over windows, best of 9 periods within ±1 % (a candidate's tempo is
+    /// not exact). The ratio is that score at `period` over its mean at the `unrelatedPeriodRatios`.
+    /// Soft attacks on a steady grid pile up on one phase over many bars, where neither r nor the
+    /// slow-onset ratio sees them beat by beat; notes at random times (a pad's chords, bells) fold
+    /// about as flat at every period.
+    func steadyPulseRatio(period: Double) -> Double {
+        var bins = [Double](repeating: 0, count: Self.pulsePhaseBins)
+        func folded(_ p: Double) -> Double {
+            var total = 0.0, windows = 0
+            var start = 0
+            while start < e.count - Self.pulseWindowHops / 2 {
+                let end = min(start + Self.pulseWindowHops, e.count)
+                for i in bins.indices { bins[i] = 0 }
+                var sum = 0.0
+                for t in start..<end {
+                    let phase = (Double(t - start) / p).truncatingRemainder(dividingBy: 1) * Double(Self.pulsePhaseBins)
+                    bins[min(Self.pulsePhaseBins - 1, Int(phase))] += e[t]
+                    sum += e[t]
+                }
+                if sum > 0 {
+                    var peak = 0.0
+                    for i in bins.indices {
+                        let b = bins[i] + bins[(i + Self.pulsePhaseBins - 1) % Self.pulsePhaseBins] + bins[(i + 1) % Self.pulsePhaseBins]
+                        peak = max(peak, b)
+                    }
+                    total += peak / (3 * sum / Double(Self.pulsePhaseBins))
+                    windows += 1
+                }
+                start += Self.pulseWindowHops
+            }
+            return windows > 0 ? total / Double(windows) : 0
+        }
+        func best(_ p: Double) -> Double {
+            (0...8).reduce(0.0) { max($0, folded(p * (1 + (-0.01 + Double($1) * 0.0025)))) }
+        }
+        let unrelated = Self.unrelatedPeriodRatios.reduce(0.0) { $0 + best(period * $1) } / Double(Self.unrelatedPeriodRatios.count)
+        return unrelated > 0 ? best(period) / unrelated : 0
     }
 
     /// The mean of `v` at the beats (each the maximum over its hop and the two beside it) over `mean`.

@@ -139,8 +139,10 @@ public struct TempoEstimator {
         let bestIndex = evidences.indices.max { evidences[$0].score < evidences[$1].score }!
         let ratio = evidences[bestIndex].onBeatRatio
         let slowRatio = level.slowOnsetRatio(period: frameRate * 60 / candidates[bestIndex])
+        let pulseRatio = level.steadyPulseRatio(period: frameRate * 60 / candidates[bestIndex])
         let confidence = max(ratio / (ratio + MetricalLevel.minOnBeatRatio),
-                             slowRatio / (slowRatio + MetricalLevel.minSlowOnsetRatio))
+                             slowRatio / (slowRatio + MetricalLevel.minSlowOnsetRatio),
+                             pulseRatio / (pulseRatio + MetricalLevel.minSteadyPulseRatio))
         guard confidence >= config.minConfidence else {
             return Result(bpm: nil, confidence: (confidence * 1000).rounded() / 1000, alternates: [], firstBeat: nil, grid: .empty)
         }

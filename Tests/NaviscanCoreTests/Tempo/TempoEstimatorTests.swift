@@ -85,6 +85,44 @@ struct TempoEstimatorTests {
         return periodicity.finish()
     }
 
+    /// An onset summary made hop by hop: a dense random ripple in every band (a pad's shimmer), and
+    /// on every beat a soft swell in the mid band, spread over 200 ms as a bowed note rises.
+    static func softPulseSummary(bpm: Double, seconds: Double, swell: Float) -> OnsetPeriodicity.Summary {
+        let config = OnsetEnvelope.Config()
+        let frameRate = config.frameRate
+        let periodicity = OnsetPeriodicity(frameRate: frameRate, maxLag: Int(frameRate * config.maxLagSeconds) + 2,
+                                           beatTrackingFrames: Int(frameRate * seconds))
+        var random = SeededGenerator(seed: 43)
+        let period = frameRate * 60 / bpm
+        var nextBeat = 10.0, swellLeft = 0
+        for hop in 0..<Int(frameRate * seconds) {
+            let t = Double(hop)
+            let low = Float.random(in: 0...1, using: &random), high = Float.random(in: 0...1, using: &random)
+            var mid = Float.random(in: 0...1, using: &random)
+            if t >= nextBeat { swellLeft = 20; nextBeat += period }
+            if swellLeft > 0 { mid += swell; swellLeft -= 1 }
+            periodicity.append(low: low, mid: mid, high: high)
+        }
+        return periodicity.finish()
+    }
+
+    @Test("Soft notes on a steady grid keep their tempo: the onsets folded over many bars count", arguments: [120.0, 140.0])
+    func softPulse(bpm: Double) throws {
+        let summary = Self.softPulseSummary(bpm: bpm, seconds: 120, swell: 0.3)
+        let result = TempoEstimator(config: .init()).estimate(summary)
+        let found = try #require(result.bpm, "no tempo (confidence \(result.confidence))")
+        #expect(abs(found - bpm) / bpm < 0.02, "read as \(found)")
+        // Beat by beat the swells do not show: only the steady-pulse ratio keeps the tempo.
+        let level = MetricalLevel(summary, floorQuarterOctaves: TempoEstimator.onsetFloorQuarterOctaves(lufs: nil))
+        let period = summary.frameRate * 60 / found
+        let onBeat = level.evidence(bpm: found, period: period, autocorrelation: []).onBeatRatio
+        let slow = level.slowOnsetRatio(period: period), pulse = level.steadyPulseRatio(period: period)
+        #expect(onBeat < MetricalLevel.minOnBeatRatio && slow < MetricalLevel.minSlowOnsetRatio, "r \(onBeat), slow-onset ratio \(slow)")
+        #expect(pulse >= MetricalLevel.minSteadyPulseRatio, "steady-pulse ratio \(pulse)")
+        let ripple = TempoEstimator(config: .init()).estimate(Self.softPulseSummary(bpm: bpm, seconds: 120, swell: 0))
+        #expect(ripple.bpm == nil && ripple.grid == .empty, "the ripple alone: \(ripple.bpm ?? 0) BPM, confidence \(ripple.confidence)")
+    }
+
     @Test("A steady pulse under a busy low band keeps its tempo: the mid band's beats count")
     func busyLowBand() throws {
         let summary = Self.busyLowBandSummary(bpm: 150, seconds: 60)
@@ -92,12 +130,17 @@ struct TempoEstimatorTests {
         let found = try #require(result.bpm, "no tempo (confidence \(result.confidence))")
         let related = [75.0, 150.0, 300.0].contains { (level: Double) -> Bool in abs(found - level) / level < 0.02 }
         #expect(related, "read as \(found)")
-        // The full band alone does not show the beat here: without the mid band the track reads as beatless.
+        #expect(result.confidence > 0.7, "confidence \(result.confidence)")
+        // Beat by beat the full band alone does not show the pulse here (its r is below the line); the
+        // mid band's r does. Folded over many bars the full band shows it too (the steady-pulse ratio).
         var fullOnly = summary
         fullOnly.midBeatEnvelope = []
-        let without = TempoEstimator(config: .init()).estimate(fullOnly)
-        #expect(without.bpm == nil, "full band alone: \(without.bpm ?? 0) BPM, confidence \(without.confidence)")
-        #expect(result.confidence > 0.7 && without.confidence < 0.45)
+        let period = summary.frameRate * 60 / found
+        let floor = TempoEstimator.onsetFloorQuarterOctaves(lufs: nil)
+        let withMid = MetricalLevel(summary, floorQuarterOctaves: floor).evidence(bpm: found, period: period, autocorrelation: [])
+        let fullBand = MetricalLevel(fullOnly, floorQuarterOctaves: floor).evidence(bpm: found, period: period, autocorrelation: [])
+        #expect(withMid.onBeatRatio >= MetricalLevel.minOnBeatRatio && fullBand.onBeatRatio < MetricalLevel.minOnBeatRatio,
+                "r \(withMid.onBeatRatio) with the mid band, \(fullBand.onBeatRatio) without")
     }
 
     @Test("The onset floor follows the level: a very quiet ballad keeps its tempo, a very quiet pad stays beatless")

@@ -177,6 +177,38 @@ def slow_onset_ratio(stem, T):
     return best
 
 
+PULSE_WINDOW = 1000            # MetricalLevel.pulseWindowHops: 10 s
+PULSE_BINS = 24
+UNRELATED = (0.83, 0.91, 1.09, 1.19)
+
+
+def steady_pulse_ratio(stem, T):
+    """MetricalLevel.steadyPulseRatio: the full-band envelope folded onto PULSE_BINS phases of the
+    period in 10 s windows (peak bin over mean bin, each bin summed with its neighbours around the
+    circle, mean over windows), best of 9 periods within +-1 %, at FR*60/T over the mean of the same at
+    the UNRELATED multiples of it."""
+    seg = segment_envelopes(stem)
+    if seg is None: return 0.0
+    e = seg[0]; n = len(e)
+
+    def folded(p):
+        vals = []
+        for s in range(0, n - PULSE_WINDOW // 2, PULSE_WINDOW):
+            w = e[s:s + PULSE_WINDOW]
+            if w.sum() <= 0: continue
+            ph = np.minimum(((np.arange(len(w)) / p) % 1.0 * PULSE_BINS).astype(int), PULSE_BINS - 1)
+            h = np.bincount(ph, weights=w, minlength=PULSE_BINS)
+            h = h + np.roll(h, 1) + np.roll(h, -1)
+            vals.append(h.max() / (3 * w.sum() / PULSE_BINS))
+        return float(np.mean(vals)) if vals else 0.0
+
+    def best(p):
+        return max(folded(p * (1 + (-0.01 + k * 0.0025))) for k in range(9))
+    p = FR * 60 / T
+    unrelated = float(np.mean([best(p * q) for q in UNRELATED]))
+    return best(p) / unrelated if unrelated > 0 else 0.0
+
+
 def smooth(E, p):
     k = np.arange(-rnd(p), rnd(p) + 1); w = np.exp(-0.5 * (k * 32.0 / p) ** 2)
     return np.convolve(E, w, 'same')

@@ -20,18 +20,21 @@ ACF = [-1.2165, 3.5744, 1.5653, 3.2405, 1.3014, -1.9809, -3.5291, -1.7488, -2.29
        -0.7007, 2.5968, 2.0726, -2.8134, 0.7940, 2.7960, 3.9615, 0.6062, 3.4333, 0.9150, 4.4966, -3.2768]
 RHO = 6.941
 RHO_SLOW = 1.93
+RHO_PULSE = 1.17
 
 
 def predict(stem):
-    """(bpm or None, r, slow-onset ratio, the winning candidate's tempo) as TempoEstimator decides."""
+    """(bpm or None, r, slow-onset ratio, the winning candidate's tempo, steady-pulse ratio) as
+    TempoEstimator decides."""
     f = tc.track_features(stem)
-    if not bl.gate(f): return None, 0.0, 0.0, None
+    if not bl.gate(f): return None, 0.0, 0.0, None, 0.0
     bt = bl.track_beats(stem, f['cs'], False)
     z = [sum(BEAT[k] * r[k] for k in BEAT) + float(np.dot(ACF, x)) for r, x in zip(bt['rows'], f['X'])]
     i = int(np.argmax(z))
     r = bt['rows'][i]['r']; rs = bl.slow_onset_ratio(stem, f['cs'][i])
-    confidence = max(r / (r + RHO), rs / (rs + RHO_SLOW) if RHO_SLOW else 0.0)
-    return (None if confidence < 0.5 else bl.final_bpm(f, i)), r, rs, f['cs'][i]
+    rp = bl.steady_pulse_ratio(stem, f['cs'][i])
+    confidence = max(r / (r + RHO), rs / (rs + RHO_SLOW), rp / (rp + RHO_PULSE))
+    return (None if confidence < 0.5 else bl.final_bpm(f, i)), r, rs, f['cs'][i], rp
 
 
 def main():

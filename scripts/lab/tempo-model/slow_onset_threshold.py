@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
 """slow_onset_threshold.py NAVISCAN [--ambient DIR] [--seeds 31,32 --count 40] -- where MetricalLevel's
-minSlowOnsetRatio comes from.
+minSlowOnsetRatio and minSteadyPulseRatio come from.
 
 A track keeps its tempo when r >= minOnBeatRatio (beat_level_cv.py) OR when its slow-onset ratio
 (beat_level_cv.slow_onset_ratio: the on-beat ratio of the onset strength summed over 100 ms, which a
 string section's or an organ's slow attacks pass) reaches minSlowOnsetRatio. The second rule only adds
 tempi, so the threshold is set by beatless clips alone: just above (rounded up to 0.01) the highest
 slow-onset ratio of any beatless clip in training, at the winner the shipped level model picks
-(level_predictions.predict). The training beatless clips are the dev sets' (tempo_cv.py's cache) and a
-render of COUNT more, all beatless, from ../shared/tempo's generator at each of SEEDS (its style
-schedule replaced by ambient clips only; written to DIR/sSEED/wav, dumped with NAVISCAN to
-DIR/sSEED/dump). The fresh seeds 11-14 and 33, the quiet pads and the legato renders are not used
-here: they judge the rule. (Seed 31 alone gave 1.78, which seed 32's clips passed once: 1.93.)
+(level_predictions.predict). minSteadyPulseRatio (the third way, a steady grid of soft onsets:
+beat_level_cv.steady_pulse_ratio) is set the same way from the same clips. The training beatless
+clips are the dev sets' (tempo_cv.py's cache) and a render of COUNT more, all beatless, from
+../shared/tempo's generator at each of SEEDS (its style schedule replaced by ambient clips only;
+written to DIR/sSEED/wav, dumped with NAVISCAN to DIR/sSEED/dump). The fresh seeds 11-16, the ambient
+seeds 33-36, the quiet pads and the legato renders are not used here: they judge the rules. (Seed 31 alone gave 1.78, which seed 32's clips passed once: 1.93.)
 """
 import argparse, glob, math, os, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
@@ -68,11 +69,13 @@ def main():
         with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
             stems = list(pool.map(lambda w: dump(a.naviscan, w, os.path.join(out, 'dump')), wavs))
         clips += [(f'ambient seed {seed} {os.path.basename(s)}', s) for s in stems]
-    rows = sorted((lp.predict(stem)[2], label) for label, stem in clips)
-    for v, label in rows[-5:]:
-        print(f'  {v:.4f}  {label}')
-    print(f'{len(rows)} beatless clips; highest slow-onset ratio {rows[-1][0]:.4f}; '
-          f'minSlowOnsetRatio {math.ceil(rows[-1][0] * 100) / 100:.2f}')
+    predictions = [(lp.predict(stem), label) for label, stem in clips]
+    for k, what, constant in ((2, 'slow-onset ratio', 'minSlowOnsetRatio'), (4, 'steady-pulse ratio', 'minSteadyPulseRatio')):
+        rows = sorted((pr[k], label) for pr, label in predictions)
+        for v, label in rows[-5:]:
+            print(f'  {v:.4f}  {label}')
+        print(f'{len(rows)} beatless clips; highest {what} {rows[-1][0]:.4f}; '
+              f'{constant} {math.ceil(rows[-1][0] * 100) / 100:.2f}')
 
 
 if __name__ == '__main__':
