@@ -131,8 +131,10 @@ struct MetricalLevel {
                 let end = min(start + Self.pulseWindowHops, e.count)
                 for i in bins.indices { bins[i] = 0 }
                 var sum = 0.0
+                let cycles = 1 / p
                 for t in start..<end {
-                    let phase = (Double(t - start) / p).truncatingRemainder(dividingBy: 1) * Double(Self.pulsePhaseBins)
+                    let x = Double(t - start) * cycles
+                    let phase = (x - x.rounded(.down)) * Double(Self.pulsePhaseBins)
                     bins[min(Self.pulsePhaseBins - 1, Int(phase))] += e[t]
                     sum += e[t]
                 }

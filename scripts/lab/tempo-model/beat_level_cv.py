@@ -196,7 +196,8 @@ def steady_pulse_ratio(stem, T):
         for s in range(0, n - PULSE_WINDOW // 2, PULSE_WINDOW):
             w = e[s:s + PULSE_WINDOW]
             if w.sum() <= 0: continue
-            ph = np.minimum(((np.arange(len(w)) / p) % 1.0 * PULSE_BINS).astype(int), PULSE_BINS - 1)
+            x = np.arange(len(w)) * (1 / p)
+            ph = np.minimum(((x - np.floor(x)) * PULSE_BINS).astype(int), PULSE_BINS - 1)
             h = np.bincount(ph, weights=w, minlength=PULSE_BINS)
             h = h + np.roll(h, 1) + np.roll(h, -1)
             vals.append(h.max() / (3 * w.sum() / PULSE_BINS))
