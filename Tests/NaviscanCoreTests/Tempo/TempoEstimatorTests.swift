@@ -60,19 +60,28 @@ struct TempoEstimatorTests {
         #expect(!result.grid.segments.isEmpty)
     }
 
-    /// An onset summary made hop by hop: a snare-like pulse on every beat in the mid band, hats on the
-    /// eighths in the high band, and low-band hits every 10–40 ms at random (a sliding bass, a pad) that
-    /// fill the full band between the beats.
-    static func busyLowBandSummary(bpm: Double, seconds: Double) -> OnsetPeriodicity.Summary {
+    /// An onset summary made hop by hop: `bands(hop, &random)` gives each hop's low, mid and high
+    /// onset strengths.
+    static func handMadeSummary(seconds: Double, seed: UInt64,
+                                bands: (Double, inout SeededGenerator) -> (low: Float, mid: Float, high: Float)) -> OnsetPeriodicity.Summary {
         let config = OnsetEnvelope.Config()
-        let frameRate = config.frameRate
-        let periodicity = OnsetPeriodicity(frameRate: frameRate, maxLag: Int(frameRate * config.maxLagSeconds) + 2,
-                                           beatTrackingFrames: Int(frameRate * seconds))
-        var random = SeededGenerator(seed: 26)
-        let period = frameRate * 60 / bpm
+        let periodicity = OnsetPeriodicity(frameRate: config.frameRate, maxLag: Int(config.frameRate * config.maxLagSeconds) + 2,
+                                           beatTrackingFrames: Int(config.frameRate * seconds))
+        var random = SeededGenerator(seed: seed)
+        for hop in 0..<Int(config.frameRate * seconds) {
+            let strengths = bands(Double(hop), &random)
+            periodicity.append(low: strengths.low, mid: strengths.mid, high: strengths.high)
+        }
+        return periodicity.finish()
+    }
+
+    /// A snare-like pulse on every beat in the mid band, hats on the eighths in the high band, and
+    /// low-band hits every 10–40 ms at random (a sliding bass, a pad) that fill the full band between
+    /// the beats.
+    static func busyLowBandSummary(bpm: Double, seconds: Double) -> OnsetPeriodicity.Summary {
+        let period = OnsetEnvelope.Config().frameRate * 60 / bpm
         var nextBeat = 10.0, nextEighth = 10.0, nextHit = 10.0
-        for hop in 0..<Int(frameRate * seconds) {
-            let t = Double(hop)
+        return handMadeSummary(seconds: seconds, seed: 26) { t, random in
             var low = Float.random(in: 0...0.05, using: &random), mid = low, high = low
             if t >= nextBeat { mid += 8; nextBeat += period }
             if t >= nextEighth { high += 3; nextEighth += period / 2 }
@@ -80,30 +89,22 @@ struct TempoEstimatorTests {
                 low += Float.random(in: 6...12, using: &random)
                 nextHit += Double.random(in: 1...4, using: &random)
             }
-            periodicity.append(low: low, mid: mid, high: high)
+            return (low, mid, high)
         }
-        return periodicity.finish()
     }
 
-    /// An onset summary made hop by hop: a dense random ripple in every band (a pad's shimmer), and
-    /// on every beat a soft swell in the mid band, spread over 200 ms as a bowed note rises.
+    /// A dense random ripple in every band (a pad's shimmer), and on every beat a soft swell in the mid
+    /// band, spread over 200 ms as a bowed note rises.
     static func softPulseSummary(bpm: Double, seconds: Double, swell: Float) -> OnsetPeriodicity.Summary {
-        let config = OnsetEnvelope.Config()
-        let frameRate = config.frameRate
-        let periodicity = OnsetPeriodicity(frameRate: frameRate, maxLag: Int(frameRate * config.maxLagSeconds) + 2,
-                                           beatTrackingFrames: Int(frameRate * seconds))
-        var random = SeededGenerator(seed: 43)
-        let period = frameRate * 60 / bpm
+        let period = OnsetEnvelope.Config().frameRate * 60 / bpm
         var nextBeat = 10.0, swellLeft = 0
-        for hop in 0..<Int(frameRate * seconds) {
-            let t = Double(hop)
+        return handMadeSummary(seconds: seconds, seed: 43) { t, random in
             let low = Float.random(in: 0...1, using: &random), high = Float.random(in: 0...1, using: &random)
             var mid = Float.random(in: 0...1, using: &random)
             if t >= nextBeat { swellLeft = 20; nextBeat += period }
             if swellLeft > 0 { mid += swell; swellLeft -= 1 }
-            periodicity.append(low: low, mid: mid, high: high)
+            return (low, mid, high)
         }
-        return periodicity.finish()
     }
 
     @Test("Soft notes on a steady grid keep their tempo: the onsets folded over many bars count", arguments: [120.0, 140.0])
