@@ -12,7 +12,8 @@ beat_level_cv.steady_pulse_ratio) is set the same way from the same clips. The t
 clips are the dev sets' (tempo_cv.py's cache) and a render of COUNT more, all beatless, from
 ../shared/tempo's generator at each of SEEDS (its style schedule replaced by ambient clips only;
 written to DIR/sSEED/wav, dumped with NAVISCAN to DIR/sSEED/dump). The fresh seeds 11-16, the ambient
-seeds 33-36, the quiet pads and the legato renders are not used here: they judge the rules. (Seed 31 alone gave 1.78, which seed 32's clips passed once: 1.93.)
+seeds 33-36, the quiet pads and the legato renders are not used here: they judge the rules. (Seed 31
+alone gave 1.78, which seed 32's clips passed once: 1.93.)
 """
 import argparse, glob, math, os, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
