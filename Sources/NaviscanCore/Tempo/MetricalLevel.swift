@@ -22,11 +22,10 @@ import Foundation
 /// band or in the mid band (snares, claps, chords, melody) whichever is higher, below
 /// `minOnBeatRatio` means no tempo unless the slow-onset ratio (`slowOnsetRatio`) reaches
 /// `minSlowOnsetRatio` or the steady-pulse ratio (`steadyPulseRatio`) reaches `minSteadyPulseRatio`.
-/// The mid band counts because a busy low band (a sliding bass, a pad), dense
-/// hi-hats or a noise floor can fill the full band between the beats; it counts only where its own
-/// onsets pass the track's onset floor by the same rule as the full band's (at least 1 % of the
-/// hops), since a mid band of a few sparse blips under the floor (a very quiet pad) lets any beats
-/// collect many times its mean.
+/// The mid band counts because a busy low band (a sliding bass, a pad), dense hi-hats or a noise floor
+/// can fill the full band between the beats; it counts only where its own onsets pass the track's
+/// onset floor by the same rule as the full band's (at least 1 % of the hops), since a mid band of a
+/// few sparse blips under the floor (a very quiet pad) lets any beats collect many times its mean.
 struct MetricalLevel {
     /// eb, eo, lb, lo, irr, cost, bar2, bar3, bar4, ebar2.
     static let beatWeights: [Double] = [1.0827, 0.3860, 1.0121, 0.3197, -1.6002, -270.4142, 0.2307, 0.9640, 0.5827, 1.5584]
@@ -127,11 +126,11 @@ struct MetricalLevel {
         func folded(_ p: Double) -> Double {
             var total = 0.0, windows = 0
             var start = 0
+            let cycles = 1 / p
             while start < e.count - Self.pulseWindowHops / 2 {
                 let end = min(start + Self.pulseWindowHops, e.count)
                 for i in bins.indices { bins[i] = 0 }
                 var sum = 0.0
-                let cycles = 1 / p
                 for t in start..<end {
                     let x = Double(t - start) * cycles
                     let phase = (x - x.rounded(.down)) * Double(Self.pulsePhaseBins)

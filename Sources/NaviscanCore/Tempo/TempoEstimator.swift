@@ -138,8 +138,9 @@ public struct TempoEstimator {
         let evidences = candidates.map(evidence)
         let bestIndex = evidences.indices.max { evidences[$0].score < evidences[$1].score }!
         let ratio = evidences[bestIndex].onBeatRatio
-        let slowRatio = level.slowOnsetRatio(period: frameRate * 60 / candidates[bestIndex])
-        let pulseRatio = level.steadyPulseRatio(period: frameRate * 60 / candidates[bestIndex])
+        let winnerPeriod = frameRate * 60 / candidates[bestIndex]
+        let slowRatio = level.slowOnsetRatio(period: winnerPeriod)
+        let pulseRatio = level.steadyPulseRatio(period: winnerPeriod)
         let confidence = max(ratio / (ratio + MetricalLevel.minOnBeatRatio),
                              slowRatio / (slowRatio + MetricalLevel.minSlowOnsetRatio),
                              pulseRatio / (pulseRatio + MetricalLevel.minSteadyPulseRatio))
