@@ -25,7 +25,6 @@ SHARED = os.environ.get('NAVISCAN_SHARED', os.path.join(os.path.dirname(ROOT), '
 sys.path.insert(0, os.path.join(SHARED, 'tempo'))
 import make_tempo_corpus as mtc  # noqa: E402
 
-RIDE_BELL = 53
 mtc.STYLES['shuffle'] = ((70, 200), '4/4')
 mtc.PALETTE['shuffle'] = dict(kit=([0, 32, 8], []), bass=([33, 32, 34], []), chords=([0, 16, 29, 4], []),
                               pad=([48, 89], []), lead=([65, 73, 56], []))
@@ -60,7 +59,7 @@ def shuffle_bar(song, rng, P, b, bb, chord, nxt, L):
                 song.add(bb + k, 0.2, mtc.CH_DRUMS, cym, 84)
                 song.add(bb + k + S, 0.2, mtc.CH_DRUMS, cym, 62)
         if phrase_end and rng.random() < 0.5:
-            for k, pos in enumerate((3, 3 + S)):
+            for pos in (3, 3 + S):
                 song.add(bb + pos, 0.2, mtc.CH_DRUMS, rng.choice([mtc.SNARE, mtc.TOM_M, mtc.TOM_L]), 95)
         if phrase_start and b > 0:
             song.add(bb, 2, mtc.CH_DRUMS, mtc.CRASH, 100)
@@ -123,11 +122,11 @@ def plan(rng, i, name):
     bpm = round(math.exp(rng.uniform(math.log(70), math.log(200))), 2)
     p['bpm_written'] = bpm; p['us'] = int(round(60e6 / bpm)); p['bpm'] = 60e6 / p['us']
     p['P'].update(swing=rng.uniform(0.60, 0.75),
-                  sh_kick=rng.choice([[0, 2], [0, 2], [0, 1.5 + 0.0, 2]]),
+                  sh_kick=rng.choice([[0, 2], [0, 2], [0, 1.5, 2]]),
                   sh_cym=rng.choice(['hat', 'ride', 'jazz']),
                   sh_bass=rng.choice(['walk', 'boogie']),
                   sh_comp=rng.choice(['stabs', 'eighths', 'boogie']))
-    if p['P']['sh_kick'] == [0, 1.5, 2]:
+    if len(p['P']['sh_kick']) == 3:     # the swung "and" of 2
         p['P']['sh_kick'] = [0, 1 + p['P']['swing'], 2]
     return p
 
