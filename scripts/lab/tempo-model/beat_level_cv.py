@@ -301,6 +301,49 @@ def final_bpm(f, i):
     return round(bpm * 100) / 100
 
 
+def load_items(a, feats=FEATS, smoothed=False):
+    """Every dumped track of tc.track_list(a) with what the level models need: f (tempo_cv's
+    features), y (which candidates are right), acf (the 22 autocorrelation features), beat (the beat
+    features `feats`), both (beat + acf), bship (beat + the shipped autocorrelation model's score) and
+    r (each candidate's on-beat ratio). A track without a dump is named on stderr and left out."""
+    items = []
+    for source, name, wav, truth, stem in tc.track_list(a):
+        if not os.path.exists(stem + '.f32') or os.path.getsize(stem + '.f32') == 0:
+            # a missing or empty dump leaves the track out of every figure: say so
+            print(f'# NOT SCORED (no dump or an empty one; run tempo_cv.py to dump): {source} {name}', file=sys.stderr)
+            continue
+        f = tc.track_features(stem)
+        bt = track_beats(stem, f['cs'], smoothed)
+        B = np.array([[r[k] for k in feats] for r in bt['rows']]) if bt['rows'] else np.zeros((0, len(feats)))
+        if len(B) != len(f['cs']): B = np.zeros((len(f['cs']), len(feats)))
+        y = np.array([tc.close(c, tc.fold(truth)) for c in f['cs']], float) if truth else np.zeros(len(f['cs']))
+        items.append(dict(source=source, key=source + '/' + name, name=name, wav=wav, stem=stem, truth=truth, f=f, y=y,
+                          acf=f['X'], beat=B, both=np.hstack([B, f['X']]) if len(B) else np.zeros((0, len(feats) + 22)),
+                          bship=np.hstack([B, (f['X'] @ tc.SHIPPED_WEIGHTS)[:, None]]) if len(B) else np.zeros((0, len(feats) + 1)),
+                          r=np.array([r['r'] for r in bt['rows']]) if bt['rows'] else np.zeros(0)))
+    return items
+
+
+def beat_stat(key, w, by_score=False):
+    """What decides "no tempo" under weights w: r of the winning candidate (the beat rule) or, with
+    by_score, the winning score itself (the autocorrelation model's rule); -inf for a gated track."""
+    if by_score:
+        return lambda it: float(np.max(it[key] @ w)) if gate(it['f']) else -np.inf
+    return lambda it: float(it['r'][int(np.argmax(it[key] @ w))]) if gate(it['f']) else -np.inf
+
+
+def predict_fold(train, test, key, w, by_score=False):
+    """One held-out fold: the level weights w (fitted on train) pick each test track's candidate, and the
+    beatless threshold on beat_stat is chosen on train with threshold()'s rule.
+    Returns ({key: bpm or None}, threshold, how it was chosen)."""
+    stat = beat_stat(key, w, by_score)
+    thr, how = threshold([stat(it) for it in train if it['truth'] is None and np.isfinite(stat(it))],
+                         [stat(it) for it in train if it['truth'] is not None])
+    preds = {it['key']: None if not gate(it['f']) or stat(it) < thr else final_bpm(it['f'], int(np.argmax(it[key] @ w)))
+             for it in test}
+    return preds, thr, how
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--subset', choices=('all', 'small'), default='all')
@@ -319,21 +362,7 @@ def main():
     a = ap.parse_args()
     feats = FEATS_V2 if a.feats == 'v2' else a.feats.split(',')
     t0 = time.time()
-    items = []
-    for source, name, wav, truth, stem in tc.track_list(a):
-        if not os.path.exists(stem + '.f32') or os.path.getsize(stem + '.f32') == 0:
-            # a missing or empty dump leaves the track out of every figure: say so
-            print(f'# NOT SCORED (no dump or an empty one; run tempo_cv.py to dump): {source} {name}', file=sys.stderr)
-            continue
-        f = tc.track_features(stem)
-        bt = track_beats(stem, f['cs'], a.smooth)
-        B = np.array([[r[k] for k in feats] for r in bt['rows']]) if bt['rows'] else np.zeros((0, len(feats)))
-        if len(B) != len(f['cs']): B = np.zeros((len(f['cs']), len(feats)))
-        y = np.array([tc.close(c, tc.fold(truth)) for c in f['cs']], float) if truth else np.zeros(len(f['cs']))
-        items.append(dict(source=source, key=source + '/' + name, name=name, truth=truth, f=f, y=y,
-                          acf=f['X'], beat=B, both=np.hstack([B, f['X']]) if len(B) else np.zeros((0, len(feats) + 22)),
-                          bship=np.hstack([B, (f['X'] @ tc.SHIPPED_WEIGHTS)[:, None]]) if len(B) else np.zeros((0, len(feats) + 1)),
-                          r=np.array([r['r'] for r in bt['rows']]) if bt['rows'] else np.zeros(0)))
+    items = load_items(a, feats, a.smooth)
     print(f'# {len(items)} tracks, beat features in {time.time() - t0:.0f} s', flush=True)
     lams = [float(x) for x in a.lams.split(',')]
     srcs = sorted({it['source'] for it in items})
@@ -346,15 +375,8 @@ def main():
         info = dict(source=s)
         for v, key in VARIANTS:
             w, lam = fit_level_model(train, key, lams, a.inner_k if a.choose_lam else None)
-            if v == 'acf22':   # the shipped rule: winning score against a centre
-                stat = lambda it: float(np.max(it[key] @ w)) if gate(it['f']) else -np.inf
-            else:              # beat rule: r of the winning candidate
-                stat = lambda it: float(it['r'][int(np.argmax(it[key] @ w))]) if gate(it['f']) else -np.inf
-            thr, how = threshold([stat(it) for it in train if it['truth'] is None and np.isfinite(stat(it))],
-                                 [stat(it) for it in train if it['truth'] is not None])
-            for it in test:
-                if not gate(it['f']) or stat(it) < thr: preds[v][it['key']] = None
-                else: preds[v][it['key']] = final_bpm(it['f'], int(np.argmax(it[key] @ w)))
+            fold_preds, thr, how = predict_fold(train, test, key, w, by_score=v == 'acf22')
+            preds[v].update(fold_preds)
             info[v] = dict(lam=lam, thr=round(thr, 3), rule=how, w=[round(x, 4) for x in w])
         folds.append(info)
         print(f'# fold {s}: ' + '; '.join(f'{v} lam {info[v]["lam"]} thr {info[v]["thr"]} ({info[v]["rule"]})'
@@ -369,10 +391,7 @@ def main():
         w, lam = fit_level_model(items, key, lams, a.inner_k if a.choose_lam else None)
         names = {'acf': [f'acf{i}' for i in range(22)], 'beat': feats, 'both': feats + [f'acf{i}' for i in range(22)],
                  'bship': feats + ['shipped_score']}[key]
-        if v == 'acf22':
-            stat = lambda it: float(np.max(it[key] @ w)) if gate(it['f']) else -np.inf
-        else:
-            stat = lambda it: float(it['r'][int(np.argmax(it[key] @ w))]) if gate(it['f']) else -np.inf
+        stat = beat_stat(key, w, by_score=v == 'acf22')
         bl = [stat(it) for it in items if it['truth'] is None and np.isfinite(stat(it))]
         tp = [stat(it) for it in items if it['truth'] is not None]
         thr, how = threshold(bl, tp)

@@ -110,13 +110,7 @@ def held_out(items, key):
     for s in sorted({it['source'] for it in items}):
         train = [it for it in items if it['source'] != s]
         w, _ = blc.fit_level_model(train, key, LAMS, None)
-        stat = lambda it: float(it['r'][int(np.argmax(it[key] @ w))]) if blc.gate(it['f']) else -np.inf
-        thr, _ = blc.threshold([stat(it) for it in train if it['truth'] is None and np.isfinite(stat(it))],
-                               [stat(it) for it in train if it['truth'] is not None])
-        for it in items:
-            if it['source'] == s:
-                ok = blc.gate(it['f']) and stat(it) >= thr
-                pred[it['key']] = blc.final_bpm(it['f'], int(np.argmax(it[key] @ w))) if ok else None
+        pred.update(blc.predict_fold(train, [it for it in items if it['source'] == s], key, w)[0])
     return pred
 
 
@@ -144,21 +138,13 @@ def main():
     ap.add_argument('--sets', default='h1,h2,h4:hd,hb2,hb4:nr,nr2:hd,hb2,hb4,nr,nr2')
     a = ap.parse_args(); a.subset = 'all'
     sets = [s.split(',') for s in a.sets.split(':')]
-    items = []
-    for source, name, wav, truth, stem in tc.track_list(a):
-        if not os.path.exists(stem + '.f32') or os.path.getsize(stem + '.f32') == 0:
-            print(f'# NOT SCORED (no dump): {source} {name}', file=sys.stderr); continue
-        f = tc.track_features(stem); n = len(f['cs'])
-        bt = blc.track_beats(stem, f['cs'], False)
-        B = np.array([[r[k] for k in blc.FEATS] for r in bt['rows']]) if len(bt['rows']) == n else np.zeros((n, len(blc.FEATS)))
-        ex = extra_features(stem, wav, f['cs'])
-        it = dict(source=source, key=source + '/' + name, truth=truth, f=f,
-                  y=np.array([tc.close(c, tc.fold(truth)) for c in f['cs']], float) if truth else np.zeros(n),
-                  r=np.array([r['r'] for r in bt['rows']]) if len(bt['rows']) == n else np.zeros(n))
-        it['base'] = np.hstack([B, f['X']])
+    items = blc.load_items(a)
+    for it in items:
+        n = len(it['f']['cs'])
+        ex = extra_features(it['stem'], it['wav'], it['f']['cs'])
+        it['base'] = it['both']
         for k, fs in enumerate(sets):
             it[f'set{k}'] = np.hstack([it['base'], np.array([[row[x] for x in fs] for row in ex]).reshape(n, len(fs))])
-        items.append(it)
     print(f'# {len(items)} tracks')
     groups = (('real music', lambda it: not it['source'].startswith('grooves')),
               ('grooves', lambda it: it['source'].startswith('grooves')))

@@ -55,28 +55,12 @@ def main():
     ap.add_argument('--lmms')
     a = ap.parse_args()
     weights = [int(x) for x in a.weights.split(',')]
-    items = []
-    for source, name, wav, truth, stem in tc.track_list(a):
-        if not os.path.exists(stem + '.f32') or os.path.getsize(stem + '.f32') == 0:
-            print(f'# NOT SCORED (no dump): {source} {name}', file=sys.stderr); continue
-        f = tc.track_features(stem); bt = blc.track_beats(stem, f['cs'], False)
-        B = np.array([[r[k] for k in blc.FEATS] for r in bt['rows']]) if bt['rows'] else np.zeros((0, len(blc.FEATS)))
-        if len(B) != len(f['cs']): B = np.zeros((len(f['cs']), len(blc.FEATS)))
-        y = np.array([tc.close(c, tc.fold(truth)) for c in f['cs']], float) if truth else np.zeros(len(f['cs']))
-        items.append(dict(source=source, key=source + '/' + name, name=name, truth=truth, f=f, y=y,
-                          both=np.hstack([B, f['X']]) if len(B) else np.zeros((0, len(blc.FEATS) + 22)),
-                          r=np.array([r['r'] for r in bt['rows']]) if bt['rows'] else np.zeros(0)))
+    items = blc.load_items(a)
     preds = {}
     for s in sorted({it['source'] for it in items}):
         train = [it for it in items if it['source'] != s]
-        w, inner = choose(train, weights); W = fit(train, w)
-        stat = lambda it: float(it['r'][int(np.argmax(it['both'] @ W))]) if blc.gate(it['f']) else -np.inf
-        thr, _ = blc.threshold([stat(it) for it in train if it['truth'] is None and np.isfinite(stat(it))],
-                               [stat(it) for it in train if it['truth'] is not None])
-        for it in items:
-            if it['source'] == s:
-                preds[it['key']] = (None if not blc.gate(it['f']) or stat(it) < thr
-                                    else blc.final_bpm(it['f'], int(np.argmax(it['both'] @ W))))
+        w, inner = choose(train, weights)
+        preds.update(blc.predict_fold(train, [it for it in items if it['source'] == s], 'both', fit(train, w))[0])
         print(f'# fold {s}: weight {w}, inner ' + ', '.join(f'{k}: {v:.4f}' for k, v in inner.items()), flush=True)
     tc.table('held out: real-music weight chosen by an inner leave-one-source-out', preds, items)
     w, inner = choose(items, weights)

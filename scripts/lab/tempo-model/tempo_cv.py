@@ -300,7 +300,7 @@ def table(title, preds, items, label_fn=None):
     groups = [('all', lambda s: True), ('all modules', lambda s: s.startswith('mod:')),
               ('all MIDI', lambda s: s.startswith('midi:')), ('all real music (modules, MIDI, and LMMS with --lmms)', lambda s: not s.startswith('grooves:')),
               ('all grooves', lambda s: s.startswith('grooves:')),
-              ('grooves of the generator (seeds 1-5)', lambda s: s.startswith('grooves:') and not s.startswith('grooves:seedsh')),
+              ('grooves of the generator (../shared/tempo)', lambda s: s.startswith('grooves:') and not s.startswith('grooves:seedsh')),
               ('backbeat shuffles (shuffle_grooves.py)', lambda s: s.startswith('grooves:seedsh'))]
     for g, sel in groups:
         rows = [x for s, rr in by.items() if sel(s) for x in rr]
