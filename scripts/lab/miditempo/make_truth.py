@@ -11,6 +11,8 @@ Subcommands (build.sh runs them in this order; every step skips what already exi
   render OUTDIR [-j N]   render every kept file with each soundfont to OUTDIR/audio/<font>/<package>/
                          <stem>.wav (44.1 kHz, 16 bit, stereo) and, for FluidR3, <stem>.mp3 (lame -V2)
   truth  OUTDIR          write OUTDIR/truth.json from the index and the rendered files
+check, render and truth take --fonts NAMES (default fluidr3,timgm6mb, the dev set's two; musescore is
+the font kept out of the dev set, for the unseen-timbre check of unseen_font.sh).
 
 Truth rules (docs/tempo-dev-set.md explains them):
   * time: t = 0 in the audio is MIDI tick 0 (the render is not trimmed at the start); seconds come
@@ -52,10 +54,14 @@ import mido
 import mido.midifiles.meta as _meta
 
 SR = 44100
-FONTS = [  # name, path, mp3 too
-    ('fluidr3', '/usr/share/sounds/sf2/FluidR3_GM.sf2', True),
-    ('timgm6mb', '/usr/share/sounds/sf2/TimGM6mb.sf2', False),
-]
+FONT_TABLE = {  # name: (path, mp3 too)
+    'fluidr3': ('/usr/share/sounds/sf2/FluidR3_GM.sf2', True),
+    'timgm6mb': ('/usr/share/sounds/sf2/TimGM6mb.sf2', False),
+    # never in the dev set: the timbre the model has not seen (unseen_font.sh, docs/tempo-dev-set.md)
+    'musescore': ('/usr/share/sounds/sf3/MuseScore_General_Lite.sf3', False),
+}
+DEV_FONTS = 'fluidr3,timgm6mb'
+FONTS = [(f, *FONT_TABLE[f]) for f in DEV_FONTS.split(',')]  # (name, path, mp3 too); --fonts replaces it
 MIN_SPAN_S = 20.0
 MIN_GRID_LOCK = 0.75
 STEADY_TOL = 0.04
@@ -542,7 +548,15 @@ def main():
         p.add_argument('outdir')
         if name == 'render':
             p.add_argument('-j', '--jobs', type=int, default=os.cpu_count() or 2)
+        if name != 'scan':
+            p.add_argument('--fonts', default=DEV_FONTS,
+                           help=f'soundfonts to render with, by name ({", ".join(FONT_TABLE)}; default {DEV_FONTS})')
     a = ap.parse_args()
+    if a.cmd != 'scan':
+        unknown = [f for f in a.fonts.split(',') if f not in FONT_TABLE]
+        if unknown:
+            ap.error(f'unknown soundfont {", ".join(unknown)}: choose from {", ".join(FONT_TABLE)}')
+        FONTS[:] = [(f, *FONT_TABLE[f]) for f in a.fonts.split(',')]
     a.outdir = os.path.abspath(a.outdir)
     {'scan': cmd_scan, 'check': cmd_check, 'render': cmd_render, 'truth': cmd_truth}[a.cmd](a)
 

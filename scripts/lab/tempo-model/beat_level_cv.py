@@ -236,13 +236,16 @@ def track_beats(stem, cs, smoothed):
 
 
 # ------------------------------------------------------------------------------- conditional logit
-def fit_clogit(items, key, lam):
+def fit_clogit(items, key, lam, weights=None):
     """ridge conditional logit on standardised features; returns weights in RAW feature units
-    (a per-feature mean shift adds the same to every candidate of a track and cancels)."""
-    its = [it for it in items if it['y'].any() and len(it[key])]
-    Xall = np.vstack([it[key] for it in its]); sd = Xall.std(0); sd[sd == 0] = 1
-    Xs = [it[key] / sd for it in its]; Ys = [it['y'] / it['y'].sum() for it in its]
+    (a per-feature mean shift adds the same to every candidate of a track and cancels).
+    weights: one per item, how much its track counts in the loss (None: 1 each)."""
+    wts = np.ones(len(items)) if weights is None else np.asarray(weights, float)
+    its = [(it, w) for it, w in zip(items, wts) if it['y'].any() and len(it[key])]
+    Xall = np.vstack([it[key] for it, _ in its]); sd = Xall.std(0); sd[sd == 0] = 1
+    Xs = [it[key] / sd for it, _ in its]; Ys = [w * it['y'] / it['y'].sum() for it, w in its]
     off = np.cumsum([0] + [len(x) for x in Xs]); Xc = np.vstack(Xs); Yc = np.concatenate(Ys)
+    tw = np.concatenate([np.full(len(x), w) for x, (_, w) in zip(Xs, its)])
     seg = np.repeat(np.arange(len(Xs)), [len(x) for x in Xs])
 
     def f(w):
@@ -250,7 +253,7 @@ def fit_clogit(items, key, lam):
         zmax = np.maximum.reduceat(z, off[:-1]); ez = np.exp(z - zmax[seg]); s = np.add.reduceat(ez, off[:-1])
         lse = zmax + np.log(s); p = ez / s[seg]
         loss = -(Yc * (z - lse[seg])).sum() + 0.5 * lam * w @ w
-        g = Xc.T @ (p - Yc) + lam * w
+        g = Xc.T @ (tw * p - Yc) + lam * w
         return loss, g
     w = minimize(f, np.zeros(Xc.shape[1]), jac=True, method='L-BFGS-B', options=dict(maxiter=500)).x
     return w / sd
@@ -274,12 +277,12 @@ def choose_lam(train, key, lams, k=3):
     return max(l for l in lams if res[l] >= best - 1e-12), res
 
 
-def fit_level_model(train, key, lams, inner_k=None):
+def fit_level_model(train, key, lams, inner_k=None, weights=None):
     """The level weights: with inner_k None (the shipped procedure) the mean of the fits at every ridge
     strength in lams, so no strength is chosen from data; else the fit at the strength choose_lam picks.
-    Returns (weights, what was chosen)."""
+    weights: fit_clogit's, with inner_k None only. Returns (weights, what was chosen)."""
     if inner_k is None:
-        return np.mean([fit_clogit(train, key, lam) for lam in lams], axis=0), 'mean'
+        return np.mean([fit_clogit(train, key, lam, weights) for lam in lams], axis=0), 'mean'
     lam, inner = choose_lam(train, key, lams, inner_k)
     return fit_clogit(train, key, lam), lam
 
