@@ -12,10 +12,13 @@ its soundfont replaced (--font) and/or every palette program moved (--instrument
          kits Standard->Room, Room->Power, Power->Standard, Electronic<->TR-808, Jazz<->Brush,
          Orchestra->Standard;
   train  p -> 8*(p//8) + (p%8 + 5) % 8; kits Standard->Power, Room->Standard, Power->Room,
-         Electronic, Jazz, Brush->Standard, TR-808->Power, Orchestra->Room.
-Both maps were fixed before any render. The judge renders (seeds 21-24 with MuseScore_General_Lite,
+         Electronic, Jazz, Brush->Standard, TR-808->Power, Orchestra->Room;
+  random every role draws its program per clip from its whole General MIDI family (the kit from all
+         eight kits).
+The maps were fixed before any render. The judge renders (seeds 21-24 with MuseScore_General_Lite,
 41-44 with the judge map) are for measurement only; the train map made the groove seeds 8 and 9 of
-the "instruments in training" trial (not shipped).
+the "instruments in training" trial and the random draw the seeds 51 and 52 of the "random instruments
+in training" trial (neither shipped).
 Environment: NAVISCAN_SHARED (default: ../shared beside the repository).
 """
 import os, sys
@@ -29,6 +32,7 @@ MAPS = {  # name: (melodic shift within the family of 8, kit map)
     'judge': (3, {0: 8, 8: 16, 16: 0, 24: 25, 25: 24, 32: 40, 40: 32, 48: 0}),
     'train': (5, {0: 16, 8: 0, 16: 8, 24: 0, 25: 16, 32: 0, 40: 0, 48: 8}),
 }
+KITS = [0, 8, 16, 24, 25, 32, 40, 48]
 
 
 def take(flag):
@@ -54,12 +58,16 @@ def main():
             sys.exit(f'no soundfont at {font}')
         mtc.SF2 = font
     if instruments:
-        if instruments not in MAPS:
-            sys.exit(f'--instruments must be one of {", ".join(MAPS)}')
-        shift, kits = MAPS[instruments]
+        if instruments not in MAPS and instruments != 'random':
+            sys.exit(f'--instruments must be one of {", ".join(MAPS)}, random')
         for roles in mtc.PALETTE.values():
             for role, (programs, held_back) in list(roles.items()):
-                moved = [kits.get(p, 0) for p in programs] if role == 'kit' else [8 * (p // 8) + (p % 8 + shift) % 8 for p in programs]
+                if instruments == 'random':
+                    families = sorted({8 * (p // 8) for p in programs})
+                    moved = list(KITS) if role == 'kit' else [f + k for f in families for k in range(8)]
+                else:
+                    shift, kits = MAPS[instruments]
+                    moved = [kits.get(p, 0) for p in programs] if role == 'kit' else [8 * (p // 8) + (p % 8 + shift) % 8 for p in programs]
                 roles[role] = (moved, held_back)
     mtc.main()
 
