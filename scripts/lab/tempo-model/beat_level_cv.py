@@ -349,12 +349,7 @@ def predict_fold(train, test, key, w, by_score=False):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('--subset', choices=('all', 'small'), default='all')
-    ap.add_argument('--modules', default=os.path.join(tc.WORK, 'modtempo'))
-    ap.add_argument('--styles', default=os.path.join(tc.WORK, 'styles'))
-    ap.add_argument('--midi', default=os.path.expanduser('~/.cache/naviscan-miditempo'))
-    ap.add_argument('--cache', default=os.path.expanduser('~/.cache/naviscan-tempo-cv'))
-    ap.add_argument('--lmms', help='add the LMMS demo songs (scripts/lab/lmmstempo OUTDIR) as one more source')
+    tc.add_data_arguments(ap)
     ap.add_argument('--smooth', action='store_true', help="librosa's Gaussian local-score smoothing before the DP")
     ap.add_argument('--lams', default='0.3,3,30')
     ap.add_argument('--feats', default=','.join(FEATS), help="beat features used (comma list, or 'v2' for FEATS_V2)")

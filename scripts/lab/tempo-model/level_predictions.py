@@ -40,12 +40,7 @@ def predict(stem):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('out')
-    ap.add_argument('--subset', choices=('all', 'small'), default='all')
-    ap.add_argument('--modules', default=os.path.join(tc.WORK, 'modtempo'))
-    ap.add_argument('--styles', default=os.path.join(tc.WORK, 'styles'))
-    ap.add_argument('--midi', default=os.path.expanduser('~/.cache/naviscan-miditempo'))
-    ap.add_argument('--cache', default=os.path.expanduser('~/.cache/naviscan-tempo-cv'))
-    ap.add_argument('--lmms', help='the LMMS demo songs too (scripts/lab/lmmstempo OUTDIR)')
+    tc.add_data_arguments(ap)
     a = ap.parse_args()
     out = {}
     for source, name, wav, truth, stem in tc.track_list(a):

@@ -95,12 +95,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--variants', default='shipped,real2,real4', help=f'comma list of {", ".join(VARIANTS)}')
     ap.add_argument('--plain', action='store_true', help="each variant's held-out table, no choice")
-    ap.add_argument('--subset', choices=('all', 'small'), default='all')
-    ap.add_argument('--modules', default=os.path.join(tc.WORK, 'modtempo'))
-    ap.add_argument('--styles', default=os.path.join(tc.WORK, 'styles'))
-    ap.add_argument('--midi', default=os.path.expanduser('~/.cache/naviscan-miditempo'))
-    ap.add_argument('--cache', default=os.path.expanduser('~/.cache/naviscan-tempo-cv'))
-    ap.add_argument('--lmms')
+    tc.add_data_arguments(ap)
     a = ap.parse_args()
     variants = a.variants.split(',')
     unknown = [v for v in variants if v not in VARIANTS]

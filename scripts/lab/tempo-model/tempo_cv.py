@@ -85,6 +85,16 @@ def fold(t, lo=MIN_BPM, hi=MAX_BPM):
 
 
 # ---------------------------------------------------------------------------------------------- data
+def add_data_arguments(ap):
+    """Where the dev sets and their dumps are (track_list reads these): every script over the folds."""
+    ap.add_argument('--subset', choices=('all', 'small'), default='all')
+    ap.add_argument('--modules', default=os.path.join(WORK, 'modtempo'))
+    ap.add_argument('--styles', default=os.path.join(WORK, 'styles'))
+    ap.add_argument('--midi', default=os.path.expanduser('~/.cache/naviscan-miditempo'))
+    ap.add_argument('--cache', default=os.path.expanduser('~/.cache/naviscan-tempo-cv'))
+    ap.add_argument('--lmms', help='add the LMMS demo songs (scripts/lab/lmmstempo OUTDIR) as one more source')
+
+
 def track_list(a):
     """[(source, name, wav, truth_bpm or None, cache_stem)]"""
     out = []
@@ -324,12 +334,7 @@ def table(title, preds, items, label_fn=None):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('--subset', choices=('all', 'small'), default='all')
-    ap.add_argument('--modules', default=os.path.join(WORK, 'modtempo'))
-    ap.add_argument('--styles', default=os.path.join(WORK, 'styles'))
-    ap.add_argument('--midi', default=os.path.expanduser('~/.cache/naviscan-miditempo'))
-    ap.add_argument('--cache', default=os.path.expanduser('~/.cache/naviscan-tempo-cv'))
-    ap.add_argument('--lmms', help='add the LMMS demo songs (scripts/lab/lmmstempo OUTDIR) as one more source')
+    add_data_arguments(ap)
     ap.add_argument('--lam', type=float, help='fixed ridge strength (default: chosen in each fold from --lams)')
     ap.add_argument('--lams', default='0.1,0.3,1,3')
     ap.add_argument('--inner-folds', type=int, default=3)

@@ -33,12 +33,7 @@ def main():
     ap.add_argument('--unseen', default=os.path.expanduser('~/.cache/naviscan-midi-unseen'),
                     help="unseen_font.sh's OUTDIR")
     ap.add_argument('--train', action='store_true', help='fit on the unseen renders of the training packages too')
-    ap.add_argument('--subset', choices=('all', 'small'), default='all')
-    ap.add_argument('--modules', default=os.path.join(tc.WORK, 'modtempo'))
-    ap.add_argument('--styles', default=os.path.join(tc.WORK, 'styles'))
-    ap.add_argument('--midi', default=os.path.expanduser('~/.cache/naviscan-miditempo'))
-    ap.add_argument('--cache', default=os.path.expanduser('~/.cache/naviscan-tempo-cv'))
-    ap.add_argument('--lmms')
+    tc.add_data_arguments(ap)
     a = ap.parse_args()
     if not os.path.exists(os.path.join(a.unseen, 'truth.json')):
         sys.exit(f'no unseen-font renders at {a.unseen}: run scripts/lab/miditempo/unseen_font.sh first')
