@@ -5,6 +5,7 @@ or other instruments (docs/tempo-dev-set.md, "After 0.5.6").
   timbre_grooves.py --seed 21 --count 60 --out DIR --font /usr/share/sounds/sf3/MuseScore_General_Lite.sf3
   timbre_grooves.py --seed 41 --count 60 --out DIR --instruments judge
   timbre_grooves.py --seed 8 --count 40 --prefix seed8 --out DIR --instruments train
+  timbre_grooves.py --seed 62 --count 40 --out DIR --instruments judge --ambient-only
 
 Runs ../shared/tempo/make_tempo_corpus.py (same schedule, plans, truth and beat times for a seed) with
 its soundfont replaced (--font) and/or every palette program moved (--instruments):
@@ -15,7 +16,8 @@ its soundfont replaced (--font) and/or every palette program moved (--instrument
          Electronic, Jazz, Brush->Standard, TR-808->Power, Orchestra->Room;
   random every role draws its program per clip from its whole General MIDI family (the kit from all
          eight kits).
-The maps were fixed before any render. The judge renders (seeds 21-24 with MuseScore_General_Lite,
+--ambient-only renders beatless clips only (the style schedule replaced by the ambient style, as
+slow_onset_threshold.py does). The maps were fixed before any render. The judge renders (seeds 21-24 with MuseScore_General_Lite,
 41-44 with the judge map) are for measurement only; the train map made the groove seeds 8 and 9 of
 the "instruments in training" trial and the random draw the seeds 51 and 52 of the "random instruments
 in training" trial (neither shipped).
@@ -51,6 +53,9 @@ def main():
     if '-h' in sys.argv or '--help' in sys.argv:
         print(__doc__)
         return
+    if '--ambient-only' in sys.argv:
+        sys.argv.remove('--ambient-only')
+        mtc.style_schedule = lambda rng, count: ['ambient'] * count
     font = take('--font')
     instruments = take('--instruments')
     if font:
