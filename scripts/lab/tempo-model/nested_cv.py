@@ -19,7 +19,7 @@ earlier in --variants); that variant, fitted on the whole training side, scores 
 Prints the outer held-out table, and what all data would pick. --plain instead prints each variant's
 held-out table without a choice (for a single variant, or to see what the choice was between).
 
-  nested_cv.py --variants shipped,real2,real4 [--lmms DIR] ...              (0.5.6: about 6 minutes on 2 cores)
+  nested_cv.py --variants shipped,real2,real4 [--lmms DIR] ...   (0.5.6; 3-6 minutes on 2 cores)
   nested_cv.py --variants shipped,tempo-x,balanced,tempo-x+balanced --lmms DIR   (after 0.5.6)
   nested_cv.py --variants jackknife --plain --lmms DIR
 Reads the caches of tempo_cv.py and beat_level_cv.py (run those first).
