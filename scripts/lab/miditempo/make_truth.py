@@ -61,7 +61,14 @@ FONT_TABLE = {  # name: (path, mp3 too)
     'musescore': ('/usr/share/sounds/sf3/MuseScore_General_Lite.sf3', False),
 }
 DEV_FONTS = 'fluidr3,timgm6mb'
-FONTS = [(f, *FONT_TABLE[f]) for f in DEV_FONTS.split(',')]  # (name, path, mp3 too); --fonts replaces it
+
+
+def font_list(names):
+    """[(name, path, mp3 too)] for a comma list of FONT_TABLE names"""
+    return [(f, *FONT_TABLE[f]) for f in names.split(',')]
+
+
+FONTS = font_list(DEV_FONTS)  # --fonts replaces it
 MIN_SPAN_S = 20.0
 MIN_GRID_LOCK = 0.75
 STEADY_TOL = 0.04
@@ -556,7 +563,7 @@ def main():
         unknown = [f for f in a.fonts.split(',') if f not in FONT_TABLE]
         if unknown:
             ap.error(f'unknown soundfont {", ".join(unknown)}: choose from {", ".join(FONT_TABLE)}')
-        FONTS[:] = [(f, *FONT_TABLE[f]) for f in a.fonts.split(',')]
+        FONTS[:] = font_list(a.fonts)
     a.outdir = os.path.abspath(a.outdir)
     {'scan': cmd_scan, 'check': cmd_check, 'render': cmd_render, 'truth': cmd_truth}[a.cmd](a)
 
