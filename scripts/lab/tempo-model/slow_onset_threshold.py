@@ -13,7 +13,10 @@ clips are the dev sets' (tempo_cv.py's cache) and a render of COUNT more, all be
 ../shared/tempo's generator at each of SEEDS (its style schedule replaced by ambient clips only;
 written to DIR/sSEED/wav, dumped with NAVISCAN to DIR/sSEED/dump). The fresh seeds 11-16, the ambient
 seeds 33-36, the quiet pads and the legato renders are not used here: they judge the rules. (Seed 31
-alone gave 1.78, which seed 32's clips passed once: 1.93.)
+alone gave 1.78, which seed 32's clips passed once: 1.93.) A seed rendered beforehand into DIR/sSEED/wav
+is used as it is: the trial of docs/tempo-dev-set.md "A third soundfont" put ambient-only renders with
+random instruments (seed 53) and in TimGM6mb (seed 54) there with timbre_grooves.py and ran
+--seeds 31,32,53,54 (lines 2.33 and 1.25, not shipped).
 """
 import argparse, glob, math, os, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor

@@ -18,9 +18,13 @@ its soundfont replaced (--font) and/or every palette program moved (--instrument
          eight kits).
 --ambient-only renders beatless clips only (the style schedule replaced by the ambient style, as
 slow_onset_threshold.py does). The maps were fixed before any render. The judge renders (seeds 21-24 with MuseScore_General_Lite,
-41-44 with the judge map) are for measurement only; the train map made the groove seeds 8 and 9 of
+41-44 with the judge map, 71-74 and the ambient-only 75-77 with /usr/share/sounds/sf2/OPL-3_FM_128M.sf2
+from Debian's opl3-soundfont) are for measurement only; the train map made the groove seeds 8 and 9 of
 the "instruments in training" trial and the random draw the seeds 51 and 52 of the "random instruments
-in training" trial (neither shipped).
+in training" trial (neither shipped). The ambient-only seeds 53 (--instruments random) and 54 (--font
+TimGM6mb.sf2), written to ~/.cache/naviscan-ambient/s53 and s54, are the extra training clips of the
+"lines from beatless clips in more timbres" trial (slow_onset_threshold.py --seeds 31,32,53,54; not
+shipped).
 Environment: NAVISCAN_SHARED (default: ../shared beside the repository).
 """
 import os, sys
