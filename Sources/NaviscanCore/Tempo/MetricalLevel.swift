@@ -22,7 +22,7 @@ import Foundation
 /// there is a beat at all: r, the onset strength on its beats over its mean everywhere, in the full
 /// band or in the mid band (snares, claps, chords, melody) whichever is higher, below
 /// `minOnBeatRatio` means no tempo unless the slow-onset ratio (`slowOnsetRatio`) reaches
-/// `minSlowOnsetRatio` or the steady-pulse ratio (`steadyPulseRatio`) reaches `minSteadyPulseRatio`.
+/// `minSlowOnsetRatio` or the steady pulse's consistency (`steadyPulse`) reaches `minSteadyPulseConsistency`.
 /// The mid band counts because a busy low band (a sliding bass, a pad), dense hi-hats or a noise floor
 /// can fill the full band between the beats; it counts only where its own onsets pass the track's
 /// onset floor by the same rule as the full band's (at least 1 % of the hops), since a mid band of a
@@ -52,9 +52,9 @@ struct MetricalLevel {
     static let pulsePhaseBins = 24
     /// Periods no metrical relation explains, as multiples of the winner's.
     static let unrelatedPeriodRatios = [0.83, 0.91, 1.09, 1.19]
-    /// Just above the most pulse-like beatless clip's steady-pulse ratio (1.169) among the dev sets' and
-    /// the same 80 rendered beatless clips.
-    static let minSteadyPulseRatio = 1.17
+    /// Just above the most steadily pulse-like beatless clip's consistency (5.701) among the dev sets'
+    /// and the same 80 rendered beatless clips.
+    static let minSteadyPulseConsistency = 5.71
     /// The tracker's tightness for this choice (librosa's).
     static let tightness = 100.0
     static let seconds = 120.0
@@ -115,17 +115,28 @@ struct MetricalLevel {
     }
 
     /// How much more the full-band onset strength gathers on one phase of `period` than on one phase of
-    /// periods no metrical relation explains. Each 10 s window is folded onto 24 phase bins (each bin
-    /// summed with its two neighbours, around the circle); a window scores its peak bin over its mean
-    /// bin, and a period the mean over windows, best of 9 periods within ±1 % (a candidate's tempo is
-    /// not exact). The ratio is that score at `period` over its mean at the `unrelatedPeriodRatios`.
-    /// Soft attacks on a steady grid pile up on one phase over many bars, where neither r nor the
-    /// slow-onset ratio sees them beat by beat; notes at random times (a pad's chords, bells) fold
-    /// about as flat at every period.
-    func steadyPulseRatio(period: Double) -> Double {
+    /// periods no metrical relation explains, and how steadily it does so.
+    struct SteadyPulse: Equatable {
+        /// The windows' mean score at `period` over its mean at the unrelated periods (1: no pulse).
+        var ratio: Double
+        /// (ratio − 1) · √k / sd over the k windows' own ratios (their sample standard deviation): how
+        /// many standard errors the pulse stands above none. 0 with fewer than two windows.
+        var consistency: Double
+    }
+
+    /// Each 10 s window is folded onto 24 phase bins (each bin summed with its two neighbours, around
+    /// the circle); a window scores its peak bin over its mean bin, and a period the mean over
+    /// windows, best of 9 periods within ±1 % (a candidate's tempo is not exact). The ratio is that
+    /// score at `period` over its mean at the `unrelatedPeriodRatios`; the consistency compares the
+    /// windows' ratios with their spread. Soft attacks on a steady grid pile up on one phase window
+    /// after window, where neither r nor the slow-onset ratio sees them beat by beat; notes at random
+    /// times (a pad's chords, bells) fold about as flat at every period, and a pad's swells line up
+    /// with a period in some windows but not in the others.
+    func steadyPulse(period: Double) -> SteadyPulse {
         var bins = [Double](repeating: 0, count: Self.pulsePhaseBins)
-        func folded(_ p: Double) -> Double {
-            var total = 0.0, windows = 0
+        var scores: [Double] = []
+        func folded(_ p: Double, into windowScores: inout [Double]) -> Double {
+            windowScores.removeAll(keepingCapacity: true)
             var start = 0
             let cycles = 1 / p
             while start < e.count - Self.pulseWindowHops / 2 {
@@ -144,18 +155,33 @@ struct MetricalLevel {
                         let b = bins[i] + bins[(i + Self.pulsePhaseBins - 1) % Self.pulsePhaseBins] + bins[(i + 1) % Self.pulsePhaseBins]
                         peak = max(peak, b)
                     }
-                    total += peak / (3 * sum / Double(Self.pulsePhaseBins))
-                    windows += 1
+                    windowScores.append(peak / (3 * sum / Double(Self.pulsePhaseBins)))
                 }
                 start += Self.pulseWindowHops
             }
-            return windows > 0 ? total / Double(windows) : 0
+            return windowScores.isEmpty ? 0 : windowScores.reduce(0, +) / Double(windowScores.count)
         }
-        func best(_ p: Double) -> Double {
-            (0...8).reduce(0.0) { max($0, folded(p * (1 + (-0.01 + Double($1) * 0.0025)))) }
+        /// The best of the 9 periods around `p`: its mean score, its windows' scores left in `best`.
+        func best(_ p: Double, windows best: inout [Double]) -> Double {
+            var top = -Double.infinity
+            for k in 0...8 {
+                let score = folded(p * (1 + (-0.01 + Double(k) * 0.0025)), into: &scores)
+                if score > top { top = score; best = scores }
+            }
+            return top
         }
-        let unrelated = Self.unrelatedPeriodRatios.reduce(0.0) { $0 + best(period * $1) } / Double(Self.unrelatedPeriodRatios.count)
-        return unrelated > 0 ? best(period) / unrelated : 0
+        var ignored: [Double] = [], windows: [Double] = []
+        let unrelated = Self.unrelatedPeriodRatios.reduce(0.0) { $0 + best(period * $1, windows: &ignored) }
+            / Double(Self.unrelatedPeriodRatios.count)
+        let score = best(period, windows: &windows)
+        guard unrelated > 0 else { return SteadyPulse(ratio: 0, consistency: 0) }
+        let ratio = score / unrelated
+        let k = Double(windows.count)
+        guard windows.count >= 2 else { return SteadyPulse(ratio: ratio, consistency: 0) }
+        let ratios = windows.map { $0 / unrelated }
+        let mean = ratios.reduce(0, +) / k
+        let sd = (ratios.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / (k - 1)).squareRoot()
+        return SteadyPulse(ratio: ratio, consistency: sd > 0 ? max(0, (ratio - 1) * k.squareRoot() / sd) : 0)
     }
 
     /// The mean of `v` at the beats (each the maximum over its hop and the two beside it) over `mean`.

@@ -19,8 +19,10 @@ import Foundation
 /// 4. Confidence = the higher of r / (r + 6.941), r the onset strength on the winner's beats over its
 ///    mean everywhere, in the full band or the mid band (whichever is higher), and s / (s + 1.93), s
 ///    the same ratio of the onset strength summed over 100 ms (slow attacks: strings, organ, pads
-///    with a pulse): below `minConfidence` (0.5), when the beats explain the onsets no better than
-///    beatless clips do, the track has no tempo.
+///    with a pulse), and t / (t + 5.71), t the consistency of the steady pulse at the winner's period
+///    over 10 s windows (soft notes on a steady grid, `MetricalLevel.steadyPulse`): below
+///    `minConfidence` (0.5), when the beats explain the onsets no better than beatless clips do, the
+///    track has no tempo.
 /// 5. The beat grid: beats tracked over the whole track at the chosen tempo (`beatGrid`).
 public struct TempoEstimator {
     public struct Config: Sendable, Hashable, Codable {
@@ -140,10 +142,10 @@ public struct TempoEstimator {
         let ratio = evidences[bestIndex].onBeatRatio
         let winnerPeriod = frameRate * 60 / candidates[bestIndex]
         let slowRatio = level.slowOnsetRatio(period: winnerPeriod)
-        let pulseRatio = level.steadyPulseRatio(period: winnerPeriod)
+        let pulse = level.steadyPulse(period: winnerPeriod).consistency
         let confidence = max(ratio / (ratio + MetricalLevel.minOnBeatRatio),
                              slowRatio / (slowRatio + MetricalLevel.minSlowOnsetRatio),
-                             pulseRatio / (pulseRatio + MetricalLevel.minSteadyPulseRatio))
+                             pulse / (pulse + MetricalLevel.minSteadyPulseConsistency))
         guard confidence >= config.minConfidence else {
             return Result(bpm: nil, confidence: (confidence * 1000).rounded() / 1000, alternates: [], firstBeat: nil, grid: .empty)
         }

@@ -95,14 +95,18 @@ struct TempoEstimatorTests {
 
     /// A dense random ripple in every band (a pad's shimmer), and on every beat a soft swell in the mid
     /// band, spread over 200 ms as a bowed note rises.
-    static func softPulseSummary(bpm: Double, seconds: Double, swell: Float) -> OnsetPeriodicity.Summary {
+    /// With `everyOtherWindow`, the swells sound only in every other 10 s stretch (a pad whose shimmer
+    /// lines up with a period now and then).
+    static func softPulseSummary(bpm: Double, seconds: Double, swell: Float, everyOtherWindow: Bool = false) -> OnsetPeriodicity.Summary {
         let period = OnsetEnvelope.Config().frameRate * 60 / bpm
+        let window = Double(MetricalLevel.pulseWindowHops)
         var nextBeat = 10.0, swellLeft = 0
         return handMadeSummary(seconds: seconds, seed: 43) { t, random in
             let low = Float.random(in: 0...1, using: &random), high = Float.random(in: 0...1, using: &random)
             var mid = Float.random(in: 0...1, using: &random)
             if t >= nextBeat { swellLeft = 20; nextBeat += period }
-            if swellLeft > 0 { mid += swell; swellLeft -= 1 }
+            let sounding = !everyOtherWindow || Int(t / window) % 2 == 0
+            if swellLeft > 0 { mid += sounding ? swell : 0; swellLeft -= 1 }
             return (low, mid, high)
         }
     }
@@ -117,11 +121,27 @@ struct TempoEstimatorTests {
         let level = MetricalLevel(summary, floorQuarterOctaves: TempoEstimator.onsetFloorQuarterOctaves(lufs: nil))
         let period = summary.frameRate * 60 / found
         let onBeat = level.evidence(bpm: found, period: period, autocorrelation: []).onBeatRatio
-        let slow = level.slowOnsetRatio(period: period), pulse = level.steadyPulseRatio(period: period)
+        let slow = level.slowOnsetRatio(period: period), pulse = level.steadyPulse(period: period)
         #expect(onBeat < MetricalLevel.minOnBeatRatio && slow < MetricalLevel.minSlowOnsetRatio, "r \(onBeat), slow-onset ratio \(slow)")
-        #expect(pulse >= MetricalLevel.minSteadyPulseRatio, "steady-pulse ratio \(pulse)")
+        #expect(pulse.consistency >= MetricalLevel.minSteadyPulseConsistency, "steady pulse \(pulse)")
         let ripple = TempoEstimator(config: .init()).estimate(Self.softPulseSummary(bpm: bpm, seconds: 120, swell: 0))
         #expect(ripple.bpm == nil && ripple.grid == .empty, "the ripple alone: \(ripple.bpm ?? 0) BPM, confidence \(ripple.confidence)")
+    }
+
+    @Test("Swells on a grid in every other 10 s window only give no tempo: the pulse must hold", arguments: [120.0, 140.0])
+    func pulseNowAndThen(bpm: Double) throws {
+        let steady = Self.softPulseSummary(bpm: bpm, seconds: 120, swell: 0.3)
+        let patchy = Self.softPulseSummary(bpm: bpm, seconds: 120, swell: 0.6, everyOtherWindow: true)
+        let period = steady.frameRate * 60 / bpm
+        let floor = TempoEstimator.onsetFloorQuarterOctaves(lufs: nil)
+        let full = MetricalLevel(steady, floorQuarterOctaves: floor).steadyPulse(period: period)
+        let half = MetricalLevel(patchy, floorQuarterOctaves: floor).steadyPulse(period: period)
+        // Stronger swells in half the windows gather about as much on the grid's phase, in the windows'
+        // mean, as the steady track's (kept); their spread shows that the pulse comes and goes.
+        #expect(half.ratio - 1 > 0.8 * (full.ratio - 1), "steady \(full), every other window \(half)")
+        #expect(half.consistency < MetricalLevel.minSteadyPulseConsistency, "every other window \(half)")
+        let result = TempoEstimator(config: .init()).estimate(patchy)
+        #expect(result.bpm == nil && result.grid == .empty, "\(result.bpm ?? 0) BPM, confidence \(result.confidence)")
     }
 
     @Test("A steady pulse under a busy low band keeps its tempo: the mid band's beats count")

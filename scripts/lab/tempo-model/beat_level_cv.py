@@ -53,7 +53,7 @@ Variants printed (all held out, same folds as tempo_cv.py: modules and MIDI by p
 Reads only the cached dumps of tempo_cv.py (~/.cache/naviscan-tempo-cv); caches the DP features in
 STEM.beat.pkl beside them.
 """
-import argparse, collections, json, os, pickle, statistics, sys, time
+import argparse, collections, json, math, os, pickle, statistics, sys, time
 import numpy as np
 from scipy.optimize import minimize
 
@@ -182,13 +182,14 @@ PULSE_BINS = 24
 UNRELATED = (0.83, 0.91, 1.09, 1.19)
 
 
-def steady_pulse_ratio(stem, T):
-    """MetricalLevel.steadyPulseRatio: the full-band envelope folded onto PULSE_BINS phases of the
-    period in 10 s windows (peak bin over mean bin, each bin summed with its neighbours around the
-    circle, mean over windows), best of 9 periods within +-1 %, at FR*60/T over the mean of the same at
-    the UNRELATED multiples of it."""
+def steady_pulse(stem, T):
+    """MetricalLevel.steadyPulse: the full-band envelope folded onto PULSE_BINS phases of the period in
+    10 s windows (each window's peak bin over its mean bin, each bin summed with its neighbours around the
+    circle); a period scores the mean over windows, best of 9 periods within +-1 %. Returns (ratio,
+    consistency): the score at FR*60/T over its mean at the UNRELATED multiples of it, and
+    (ratio - 1) * sqrt(k) / sd of the k windows' own ratios (0 with fewer than two windows)."""
     seg = segment_envelopes(stem)
-    if seg is None: return 0.0
+    if seg is None: return 0.0, 0.0
     e = seg[0]; n = len(e)
 
     def folded(p):
@@ -201,13 +202,24 @@ def steady_pulse_ratio(stem, T):
             h = np.bincount(ph, weights=w, minlength=PULSE_BINS)
             h = h + np.roll(h, 1) + np.roll(h, -1)
             vals.append(h.max() / (3 * w.sum() / PULSE_BINS))
-        return float(np.mean(vals)) if vals else 0.0
+        return np.array(vals)
 
     def best(p):
-        return max(folded(p * (1 + (-0.01 + k * 0.0025))) for k in range(9))
+        """the best of the 9 periods: (its mean score, its windows' scores); the first on a tie"""
+        top, windows = -np.inf, np.zeros(0)
+        for k in range(9):
+            v = folded(p * (1 + (-0.01 + k * 0.0025)))
+            score = float(v.mean()) if len(v) else 0.0
+            if score > top: top, windows = score, v
+        return top, windows
     p = FR * 60 / T
-    unrelated = float(np.mean([best(p * q) for q in UNRELATED]))
-    return best(p) / unrelated if unrelated > 0 else 0.0
+    unrelated = float(np.mean([best(p * q)[0] for q in UNRELATED]))
+    if unrelated <= 0: return 0.0, 0.0
+    score, windows = best(p)
+    ratio = score / unrelated
+    if len(windows) < 2: return ratio, 0.0
+    sd = float((windows / unrelated).std(ddof=1))
+    return ratio, (max(0.0, (ratio - 1) * math.sqrt(len(windows)) / sd) if sd > 0 else 0.0)
 
 
 def smooth(E, p):

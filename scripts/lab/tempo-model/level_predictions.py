@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """level_predictions.py -- what the shipped level model (beat_level_cv.py's beat+acf22 variant with its
-all-data weights, as MetricalLevel.swift carries them, and its two beatless thresholds: r and the
-slow-onset ratio, beat_level_cv.slow_onset_ratio) predicts for every cached track, as JSON
+all-data weights, as MetricalLevel.swift carries them, and its three beatless thresholds: r, the
+slow-onset ratio, beat_level_cv.slow_onset_ratio, and the steady pulse's consistency,
+beat_level_cv.steady_pulse) predicts for every cached track, as JSON
 {wav path: bpm or null}: the check that TempoEstimator and its Python twin agree
 (`compare_profiles.py`-style: run naviscan on a few WAVs and compare `bpm`).
 
@@ -20,11 +21,11 @@ ACF = [-1.0817, 4.4344, 1.6179, 3.6013, 1.3041, -2.6991, -3.5755, -2.1323, -2.41
        -1.5040, 2.3812, 2.0925, -3.3047, 1.1979, 3.1086, 4.3150, 0.8516, 3.5106, 1.1217, 4.5916, -3.2567]
 RHO = 6.941
 RHO_SLOW = 1.93
-RHO_PULSE = 1.17
+PULSE_LINE = 5.71
 
 
 def predict(stem):
-    """(bpm or None, r, slow-onset ratio, the winning candidate's tempo, steady-pulse ratio) as
+    """(bpm or None, r, slow-onset ratio, the winning candidate's tempo, steady-pulse consistency) as
     TempoEstimator decides."""
     f = tc.track_features(stem)
     if not bl.gate(f): return None, 0.0, 0.0, None, 0.0
@@ -32,8 +33,8 @@ def predict(stem):
     z = [sum(BEAT[k] * r[k] for k in BEAT) + float(np.dot(ACF, x)) for r, x in zip(bt['rows'], f['X'])]
     i = int(np.argmax(z))
     r = bt['rows'][i]['r']; rs = bl.slow_onset_ratio(stem, f['cs'][i])
-    rp = bl.steady_pulse_ratio(stem, f['cs'][i])
-    confidence = max(r / (r + RHO), rs / (rs + RHO_SLOW), rp / (rp + RHO_PULSE))
+    rp = bl.steady_pulse(stem, f['cs'][i])[1]
+    confidence = max(r / (r + RHO), rs / (rs + RHO_SLOW), rp / (rp + PULSE_LINE))
     return (None if confidence < 0.5 else bl.final_bpm(f, i)), r, rs, f['cs'][i], rp
 
 
