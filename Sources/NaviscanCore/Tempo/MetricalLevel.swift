@@ -52,9 +52,9 @@ struct MetricalLevel {
     static let pulsePhaseBins = 24
     /// Periods no metrical relation explains, as multiples of the winner's.
     static let unrelatedPeriodRatios = [0.83, 0.91, 1.09, 1.19]
-    /// Just above the most steadily pulse-like beatless clip's consistency (5.701) among the dev sets'
+    /// Just above the most steadily pulse-like beatless clip's consistency (5.216) among the dev sets'
     /// and the same 80 rendered beatless clips.
-    static let minSteadyPulseConsistency = 5.71
+    static let minSteadyPulseConsistency = 5.22
     /// The tracker's tightness for this choice (librosa's).
     static let tightness = 100.0
     static let seconds = 120.0
@@ -119,8 +119,9 @@ struct MetricalLevel {
     struct SteadyPulse: Equatable {
         /// The windows' mean score at `period` over its mean at the unrelated periods (1: no pulse).
         var ratio: Double
-        /// (ratio − 1) · √k / sd over the k windows' own ratios (their sample standard deviation): how
-        /// many standard errors the pulse stands above none. 0 with fewer than two windows.
+        /// (ratio − 1) · √k / sd⁻ over the k windows' own ratios, sd⁻ their lower semideviation
+        /// √(2 Σ min(0, vᵢ − ratio)² / (k − 1)): how many standard errors the pulse stands above none,
+        /// counting only the windows where it is weaker than its mean. 0 with fewer than two windows.
         var consistency: Double
     }
 
@@ -128,10 +129,12 @@ struct MetricalLevel {
     /// the circle); a window scores its peak bin over its mean bin, and a period the mean over
     /// windows, best of 9 periods within ±1 % (a candidate's tempo is not exact). The ratio is that
     /// score at `period` over its mean at the `unrelatedPeriodRatios`; the consistency compares the
-    /// windows' ratios with their spread. Soft attacks on a steady grid pile up on one phase window
-    /// after window, where neither r nor the slow-onset ratio sees them beat by beat; notes at random
-    /// times (a pad's chords, bells) fold about as flat at every period, and a pad's swells line up
-    /// with a period in some windows but not in the others.
+    /// windows' ratios with their spread below it. Soft attacks on a steady grid pile up on one phase
+    /// window after window, where neither r nor the slow-onset ratio sees them beat by beat; notes at
+    /// random times (a pad's chords, bells) fold about as flat at every period, and a pad's swells line
+    /// up with a period in some windows but not in the others. A song's louder passages (a fuller
+    /// accompaniment) lift some windows far above its mean; only the windows that sag below it say
+    /// the pulse is not there.
     func steadyPulse(period: Double) -> SteadyPulse {
         var bins = [Double](repeating: 0, count: Self.pulsePhaseBins)
         var scores: [Double] = []
@@ -176,12 +179,12 @@ struct MetricalLevel {
         let score = best(period, windows: &windows)
         guard unrelated > 0 else { return SteadyPulse(ratio: 0, consistency: 0) }
         let ratio = score / unrelated
-        let k = Double(windows.count)
         guard windows.count >= 2 else { return SteadyPulse(ratio: ratio, consistency: 0) }
-        let ratios = windows.map { $0 / unrelated }
-        let mean = ratios.reduce(0, +) / k
-        let sd = (ratios.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / (k - 1)).squareRoot()
-        return SteadyPulse(ratio: ratio, consistency: sd > 0 ? max(0, (ratio - 1) * k.squareRoot() / sd) : 0)
+        // `score` is the windows' mean; only the windows below it count against the pulse.
+        let k = Double(windows.count)
+        let below = windows.reduce(0.0) { $0 + min(0, $1 - score) * min(0, $1 - score) }
+        let semideviation = (2 * below / (k - 1)).squareRoot() / unrelated
+        return SteadyPulse(ratio: ratio, consistency: semideviation > 0 ? max(0, (ratio - 1) * k.squareRoot() / semideviation) : 0)
     }
 
     /// The mean of `v` at the beats (each the maximum over its hop and the two beside it) over `mean`.

@@ -96,8 +96,10 @@ struct TempoEstimatorTests {
     /// A dense random ripple in every band (a pad's shimmer), and on every beat a soft swell in the mid
     /// band, spread over 200 ms as a bowed note rises.
     /// With `everyOtherWindow`, the swells sound only in every other 10 s stretch (a pad whose shimmer
-    /// lines up with a period now and then).
-    static func softPulseSummary(bpm: Double, seconds: Double, swell: Float, everyOtherWindow: Bool = false) -> OnsetPeriodicity.Summary {
+    /// lines up with a period now and then); the windows in `louderWindows` have swells of `louderSwell`
+    /// (a fuller passage of a song).
+    static func softPulseSummary(bpm: Double, seconds: Double, swell: Float, everyOtherWindow: Bool = false,
+                                 louderWindows: Set<Int> = [], louderSwell: Float = 0) -> OnsetPeriodicity.Summary {
         let period = OnsetEnvelope.Config().frameRate * 60 / bpm
         let window = Double(MetricalLevel.pulseWindowHops)
         var nextBeat = 10.0, swellLeft = 0
@@ -105,8 +107,9 @@ struct TempoEstimatorTests {
             let low = Float.random(in: 0...1, using: &random), high = Float.random(in: 0...1, using: &random)
             var mid = Float.random(in: 0...1, using: &random)
             if t >= nextBeat { swellLeft = 20; nextBeat += period }
-            let sounding = !everyOtherWindow || Int(t / window) % 2 == 0
-            if swellLeft > 0 { mid += sounding ? swell : 0; swellLeft -= 1 }
+            let index = Int(t / window)
+            let sounding = !everyOtherWindow || index % 2 == 0
+            if swellLeft > 0 { mid += sounding ? (louderWindows.contains(index) ? louderSwell : swell) : 0; swellLeft -= 1 }
             return (low, mid, high)
         }
     }
@@ -142,6 +145,21 @@ struct TempoEstimatorTests {
         #expect(half.consistency < MetricalLevel.minSteadyPulseConsistency, "every other window \(half)")
         let result = TempoEstimator(config: .init()).estimate(patchy)
         #expect(result.bpm == nil && result.grid == .empty, "\(result.bpm ?? 0) BPM, confidence \(result.confidence)")
+    }
+
+    @Test("Soft notes on a steady grid with two louder passages keep their tempo: only weak windows count against the pulse", arguments: [120.0, 140.0])
+    func pulseWithLouderPassages(bpm: Double) throws {
+        let summary = Self.softPulseSummary(bpm: bpm, seconds: 120, swell: 0.3, louderWindows: [3, 8], louderSwell: 1.5)
+        let level = MetricalLevel(summary, floorQuarterOctaves: TempoEstimator.onsetFloorQuarterOctaves(lufs: nil))
+        let pulse = level.steadyPulse(period: summary.frameRate * 60 / bpm)
+        let steady = MetricalLevel(Self.softPulseSummary(bpm: bpm, seconds: 120, swell: 0.3), floorQuarterOctaves: TempoEstimator.onsetFloorQuarterOctaves(lufs: nil))
+            .steadyPulse(period: summary.frameRate * 60 / bpm)
+        // The louder windows lift the mean and spread the windows far above it, not below.
+        #expect(pulse.ratio > steady.ratio, "steady \(steady), with louder passages \(pulse)")
+        #expect(pulse.consistency >= MetricalLevel.minSteadyPulseConsistency, "with louder passages \(pulse)")
+        let result = TempoEstimator(config: .init()).estimate(summary)
+        let found = try #require(result.bpm, "no tempo (confidence \(result.confidence))")
+        #expect(abs(found - bpm) / bpm < 0.02, "read as \(found)")
     }
 
     @Test("A steady pulse under a busy low band keeps its tempo: the mid band's beats count")

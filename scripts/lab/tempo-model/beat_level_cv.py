@@ -187,7 +187,8 @@ def steady_pulse(stem, T):
     10 s windows (each window's peak bin over its mean bin, each bin summed with its neighbours around the
     circle); a period scores the mean over windows, best of 9 periods within +-1 %. Returns (ratio,
     consistency): the score at FR*60/T over its mean at the UNRELATED multiples of it, and
-    (ratio - 1) * sqrt(k) / sd of the k windows' own ratios (0 with fewer than two windows)."""
+    (ratio - 1) * sqrt(k) / sd- of the k windows' own ratios, sd- their lower semideviation
+    sqrt(2 * sum(min(0, v - ratio)^2) / (k - 1)) (0 with fewer than two windows)."""
     seg = segment_envelopes(stem)
     if seg is None: return 0.0, 0.0
     e = seg[0]; n = len(e)
@@ -217,9 +218,10 @@ def steady_pulse(stem, T):
     if unrelated <= 0: return 0.0, 0.0
     score, windows = best(p)
     ratio = score / unrelated
-    if len(windows) < 2: return ratio, 0.0
-    sd = float((windows / unrelated).std(ddof=1))
-    return ratio, (max(0.0, (ratio - 1) * math.sqrt(len(windows)) / sd) if sd > 0 else 0.0)
+    k = len(windows)
+    if k < 2: return ratio, 0.0
+    semideviation = math.sqrt(2 * float(np.sum(np.minimum(0.0, windows - score) ** 2)) / (k - 1)) / unrelated
+    return ratio, (max(0.0, (ratio - 1) * math.sqrt(k) / semideviation) if semideviation > 0 else 0.0)
 
 
 def smooth(E, p):

@@ -17,7 +17,7 @@ alone gave 1.78, which seed 32's clips passed once: 1.93.) A seed rendered befor
 is used as it is: the trial of docs/tempo-dev-set.md "A third soundfont" put ambient-only renders with
 random instruments (seed 53) and in TimGM6mb (seed 54) there with timbre_grooves.py and ran
 --seeds 31,32,53,54 (lines 2.33 and 1.25 for the slow-onset ratio and the steady-pulse ratio of 0.5.6,
-not shipped; the consistency of 0.5.7 keeps its 5.71 there).
+not shipped; the consistency of 0.5.7 kept its 5.71 there).
 """
 import argparse, glob, math, os, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
