@@ -19,7 +19,7 @@ import Foundation
 /// 4. Confidence = the higher of r / (r + 6.941), r the onset strength on the winner's beats over its
 ///    mean everywhere, in the full band or the mid band (whichever is higher), and s / (s + 1.93), s
 ///    the same ratio of the onset strength summed over 100 ms (slow attacks: strings, organ, pads
-///    with a pulse), and t / (t + 5.22), t the consistency of the steady pulse at the winner's period
+///    with a pulse), and t / (t + 5.23), t the consistency of the steady pulse at the winner's period
 ///    over 10 s windows (soft notes on a steady grid, `MetricalLevel.steadyPulse`): below
 ///    `minConfidence` (0.5), when the beats explain the onsets no better than beatless clips do, the
 ///    track has no tempo.
