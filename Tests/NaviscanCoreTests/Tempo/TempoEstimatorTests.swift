@@ -150,10 +150,10 @@ struct TempoEstimatorTests {
     @Test("Soft notes on a steady grid with two louder passages keep their tempo: only weak windows count against the pulse", arguments: [120.0, 140.0])
     func pulseWithLouderPassages(bpm: Double) throws {
         let summary = Self.softPulseSummary(bpm: bpm, seconds: 120, swell: 0.3, louderWindows: [3, 8], louderSwell: 1.5)
-        let level = MetricalLevel(summary, floorQuarterOctaves: TempoEstimator.onsetFloorQuarterOctaves(lufs: nil))
-        let pulse = level.steadyPulse(period: summary.frameRate * 60 / bpm)
-        let steady = MetricalLevel(Self.softPulseSummary(bpm: bpm, seconds: 120, swell: 0.3), floorQuarterOctaves: TempoEstimator.onsetFloorQuarterOctaves(lufs: nil))
-            .steadyPulse(period: summary.frameRate * 60 / bpm)
+        let period = summary.frameRate * 60 / bpm
+        let floor = TempoEstimator.onsetFloorQuarterOctaves(lufs: nil)
+        let pulse = MetricalLevel(summary, floorQuarterOctaves: floor).steadyPulse(period: period)
+        let steady = MetricalLevel(Self.softPulseSummary(bpm: bpm, seconds: 120, swell: 0.3), floorQuarterOctaves: floor).steadyPulse(period: period)
         // The louder windows lift the mean and spread the windows far above it, not below.
         #expect(pulse.ratio > steady.ratio, "steady \(steady), with louder passages \(pulse)")
         #expect(pulse.consistency >= MetricalLevel.minSteadyPulseConsistency, "with louder passages \(pulse)")
