@@ -33,9 +33,9 @@ def predict(stem):
     z = [sum(BEAT[k] * r[k] for k in BEAT) + float(np.dot(ACF, x)) for r, x in zip(bt['rows'], f['X'])]
     i = int(np.argmax(z))
     r = bt['rows'][i]['r']; rs = bl.slow_onset_ratio(stem, f['cs'][i])
-    rp = bl.steady_pulse(stem, f['cs'][i])[1]
-    confidence = max(r / (r + RHO), rs / (rs + RHO_SLOW), rp / (rp + PULSE_LINE))
-    return (None if confidence < 0.5 else bl.final_bpm(f, i)), r, rs, f['cs'][i], rp
+    t = bl.steady_pulse(stem, f['cs'][i])[1]
+    confidence = max(r / (r + RHO), rs / (rs + RHO_SLOW), t / (t + PULSE_LINE))
+    return (None if confidence < 0.5 else bl.final_bpm(f, i)), r, rs, f['cs'][i], t
 
 
 def main():
