@@ -25,6 +25,10 @@ Per track (the first 120 s of the envelope, from the first hop whose emphasised 
                 (max_j - min_j) / mean(a)           (0 when fewer than 2m beats)
         ebar2 the same lag-2 contrast on full-band a_i = max(E[b_i-1..b_i+1])
         x, x2 x = log2(T/110)
+  with --subdivisions, also sub3 sub4 sub6 beside the 22 autocorrelation features: the full band's
+  autocorrelation (tempo_cv's R['all']) at 1/3, 1/4 and 1/6 of the candidate's beat
+  (subdivision_features), since a beat is rarely split in 6 and a shuffle read at half its tempo shows
+  there (trial S of docs/tempo-dev-set.md "After 0.5.8"; not shipped);
   level score z(T) = w . features(T) (conditional logit over the track's candidates; its weights
   fitted INSIDE each fold only: the mean of the ridge fits at every lam of --lams, so no strength is
   chosen from data; --choose-lam instead fits at the lam an inner grouped split of the training sources
@@ -42,14 +46,15 @@ Variants printed (all held out, same folds as tempo_cv.py: modules and MIDI by p
   acf22        the 22 autocorrelation features refitted per fold (this script's fitter) + shipped-style
                score centre (tempo_cv.choose_centre) -- should match tempo_cv.py's held-out table
   beat         beat features alone (+ x, x2), beatless rule r < rho
-  beat+acf22   beat features and the 22 features in one conditional logit, beatless rule r < rho
+  beat+acf22   beat features and the 22 features in one conditional logit, beatless rule r < rho (the
+               model MetricalLevel.swift ships; with --subdivisions, sub3 sub4 sub6 too)
   beat+shipped beat features and ONE more feature, the shipped model's score (its weights frozen; they
                were fitted on groove renders incl. seed 1, so grooves:seed1 is not clean for this one)
   (in beat+acf22, x and x2 appear twice -- beat features and the last two acf features; the ridge
   splits their weight evenly, so the Swift adds the two weights of each.)
   (and --smooth adds librosa's local-score smoothing: E convolved with exp(-0.5 (32 k/p)^2), |k| <= p)
 
-  beat_level_cv.py [--subset small] [--smooth] [--lams 0.3,3,30] [--choose-lam [--inner-k K]] [--lmms DIR] [--json OUT]
+  beat_level_cv.py [--subset small] [--smooth] [--subdivisions] [--lams 0.3,3,30] [--choose-lam [--inner-k K]] [--lmms DIR] [--json OUT]
 Reads only the cached dumps of tempo_cv.py (~/.cache/naviscan-tempo-cv); caches the DP features in
 STEM.beat.pkl beside them.
 """
@@ -69,6 +74,7 @@ FEATS = ['eb', 'eo', 'lb', 'lo', 'irr', 'cost', 'bar2', 'bar3', 'bar4', 'ebar2',
 # --feats v2: FEATS plus scale-free ratios and beat-accent consistency
 FEATS_V2 = FEATS + ['ro', 'lro', 'cv', 'lcv']
 VERSION = 7
+SUBDIVISIONS = (3, 4, 6)       # TempoEstimator.beatSubdivisions
 
 
 def quant(v):
@@ -318,10 +324,15 @@ def final_bpm(f, i):
     return round(bpm * 100) / 100
 
 
-def load_items(a, feats=FEATS, smoothed=False):
+def subdivision_features(f):
+    """sub3 sub4 sub6 of every candidate: the full band's autocorrelation at 1/3, 1/4, 1/6 of its beat."""
+    return np.array([[ftm.at(f['full'], FR * 60 / T / d) for d in SUBDIVISIONS] for T in f['cs']]).reshape(len(f['cs']), len(SUBDIVISIONS))
+
+
+def load_items(a, feats=FEATS, smoothed=False, subdivisions=False):
     """Every dumped track of tc.track_list(a) with what the level models need: f (tempo_cv's
     features), y (which candidates are right), acf (the 22 autocorrelation features), beat (the beat
-    features `feats`), both (beat + acf), bship (beat + the shipped autocorrelation model's score) and
+    features `feats`), both (beat + acf, + the subdivision features with `subdivisions`), bship (beat + the shipped autocorrelation model's score) and
     r (each candidate's on-beat ratio). A track without a dump is named on stderr and left out."""
     items = []
     for source, name, wav, truth, stem in tc.track_list(a):
@@ -335,7 +346,9 @@ def load_items(a, feats=FEATS, smoothed=False):
         if len(B) != len(f['cs']): B = np.zeros((len(f['cs']), len(feats)))
         y = np.array([tc.close(c, tc.fold(truth)) for c in f['cs']], float) if truth else np.zeros(len(f['cs']))
         items.append(dict(source=source, key=source + '/' + name, name=name, wav=wav, stem=stem, truth=truth, f=f, y=y,
-                          acf=f['X'], beat=B, both=np.hstack([B, f['X']]) if len(B) else np.zeros((0, len(feats) + 22)),
+                          acf=f['X'], beat=B,
+                          both=np.hstack([B, f['X']] + ([subdivision_features(f)] if subdivisions else []))
+                          if len(B) else np.zeros((0, len(feats) + 22 + (len(SUBDIVISIONS) if subdivisions else 0))),
                           bship=np.hstack([B, (f['X'] @ tc.SHIPPED_WEIGHTS)[:, None]]) if len(B) else np.zeros((0, len(feats) + 1)),
                           r=np.array([r['r'] for r in bt['rows']]) if bt['rows'] else np.zeros(0)))
     return items
@@ -365,6 +378,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     tc.add_data_arguments(ap)
     ap.add_argument('--smooth', action='store_true', help="librosa's Gaussian local-score smoothing before the DP")
+    ap.add_argument('--subdivisions', action='store_true',
+                    help='sub3 sub4 sub6 (the autocorrelation at 1/3, 1/4, 1/6 of a beat) in beat+acf22 (trial S, not shipped)')
     ap.add_argument('--lams', default='0.3,3,30')
     ap.add_argument('--feats', default=','.join(FEATS), help="beat features used (comma list, or 'v2' for FEATS_V2)")
     ap.add_argument('--choose-lam', action='store_true',
@@ -374,7 +389,7 @@ def main():
     a = ap.parse_args()
     feats = FEATS_V2 if a.feats == 'v2' else a.feats.split(',')
     t0 = time.time()
-    items = load_items(a, feats, a.smooth)
+    items = load_items(a, feats, a.smooth, a.subdivisions)
     print(f'# {len(items)} tracks, beat features in {time.time() - t0:.0f} s', flush=True)
     lams = [float(x) for x in a.lams.split(',')]
     srcs = sorted({it['source'] for it in items})
@@ -401,7 +416,7 @@ def main():
     allfit = {}
     for v, key in VARIANTS:
         w, lam = fit_level_model(items, key, lams, a.inner_k if a.choose_lam else None)
-        names = {'acf': [f'acf{i}' for i in range(22)], 'beat': feats, 'both': feats + [f'acf{i}' for i in range(22)],
+        names = {'acf': [f'acf{i}' for i in range(22)], 'beat': feats, 'both': feats + [f'acf{i}' for i in range(22)] + ([f'sub{d}' for d in SUBDIVISIONS] if a.subdivisions else []),
                  'bship': feats + ['shipped_score']}[key]
         stat = beat_stat(key, w, by_score=v == 'acf22')
         bl = [stat(it) for it in items if it['truth'] is None and np.isfinite(stat(it))]
