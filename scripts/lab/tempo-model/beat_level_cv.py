@@ -74,7 +74,7 @@ FEATS = ['eb', 'eo', 'lb', 'lo', 'irr', 'cost', 'bar2', 'bar3', 'bar4', 'ebar2',
 # --feats v2: FEATS plus scale-free ratios and beat-accent consistency
 FEATS_V2 = FEATS + ['ro', 'lro', 'cv', 'lcv']
 VERSION = 7
-SUBDIVISIONS = (3, 4, 6)       # TempoEstimator.beatSubdivisions
+SUBDIVISIONS = (3, 4, 6)       # --subdivisions: lags at 1/3, 1/4, 1/6 of a beat (trial S, not in the Swift)
 
 
 def quant(v):
