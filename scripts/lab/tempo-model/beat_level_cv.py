@@ -332,8 +332,9 @@ def subdivision_features(f):
 def load_items(a, feats=FEATS, smoothed=False, subdivisions=False):
     """Every dumped track of tc.track_list(a) with what the level models need: f (tempo_cv's
     features), y (which candidates are right), acf (the 22 autocorrelation features), beat (the beat
-    features `feats`), both (beat + acf, + the subdivision features with `subdivisions`), bship (beat + the shipped autocorrelation model's score) and
-    r (each candidate's on-beat ratio). A track without a dump is named on stderr and left out."""
+    features `feats`), both (beat + acf, and the subdivision features with `subdivisions`), bship (beat +
+    the shipped autocorrelation model's score) and r (each candidate's on-beat ratio). A track without a
+    dump is named on stderr and left out."""
     items = []
     for source, name, wav, truth, stem in tc.track_list(a):
         if not os.path.exists(stem + '.f32') or os.path.getsize(stem + '.f32') == 0:
