@@ -279,6 +279,35 @@ extension TestSignal {
         return mix.signal(dBFS: dBFS)
     }
 
+    /// A drumless shuffle at `bpm` from `first`: on every beat a plucked four-partial note (the melody
+    /// walks a scale), a softer one two thirds of the way to the next beat (the swung eighth), every
+    /// other beat's note softer still, and a bass note on every other beat: accents every two beats that
+    /// pull towards half the tempo. Its beat is split in three,
+    /// so read at half its tempo the half-tempo beat would be split in six.
+    public static func shuffle(bpm: Double, first: Double = 0.5, duration: Double, dBFS: Double = -10,
+                               sampleRate: Int = 44_100) -> TestSignal {
+        let mix = EventMix(duration: duration, sampleRate: sampleRate, seed: 0x5B0F_F1E5)
+        let scale = [440.0, 493.9, 554.4, 587.3, 659.3, 740.0, 830.6, 880.0]
+        let bass = [55.0, 69.3, 82.4, 92.5]
+        let period = 60 / bpm
+        func note(_ f: Double, _ gain: Double, decay: Double) -> (Double) -> Double {
+            { s in gain * exp(-s * decay) * (1...4).reduce(0.0) { $0 + sin(2 * .pi * f * Double($1) * s) / Double($1) } }
+        }
+        var k = 0
+        var t = first
+        while t < duration {
+            let f = scale[(k * 5 + k / 3) % scale.count]
+            mix.add(at: t, length: 0.4, note(f, k % 2 == 0 ? 0.5 : 0.175, decay: 8))
+            mix.add(at: t + 2 * period / 3, length: 0.3, note(scale[(k * 3 + 2) % scale.count], 0.25, decay: 10))
+            if k % 2 == 0 {
+                mix.add(at: t, length: period * 2, note(bass[(k / 2) % bass.count], 0.6, decay: 3))
+            }
+            k += 1
+            t += period
+        }
+        return mix.signal(dBFS: dBFS)
+    }
+
     /// A string section playing a legato melody at `bpm`: a new note on every beat, each rising over
     /// `attack` seconds and held into the next one, five voices detuned by up to ±8 cents, in a hall
     /// (a Schroeder reverb of 1.5 s, `wet` of the mix). No note starts sharply: the beat is in the

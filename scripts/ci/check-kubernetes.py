@@ -399,7 +399,7 @@ class FakeAPI:
 
     def wait(self, script, replies, path_env=None, **env):
         self.replies, self.requests = replies, []
-        variables = {"SA_DIR": self.sa, "API_SERVER": self.url, "SCAN_JOB": "naviscan-scan-t1", "IMAGE": "localhost/naviscan:0.5.8",
+        variables = {"SA_DIR": self.sa, "API_SERVER": self.url, "SCAN_JOB": "naviscan-scan-t1", "IMAGE": "localhost/naviscan:0.5.9",
                      "WAIT_TIMEOUT": "30", "POLL_SECONDS": "0.1", **env}
         if path_env:
             variables["PATH"] = path_env
@@ -463,7 +463,7 @@ def main():
     print("== schema and consistency (python3-kubernetes " + __import__("kubernetes").__version__ + " models)")
     variants = {
         "NFS library, new data claim": dict(SHARDS="4", CPUS="3", RUN="t1", NAMESPACE="music", LIBRARY_NFS="nas.example.org:/export/music",
-                                            STORAGE_CLASS="nfs-rwx", DATA_SIZE="200Gi", IMAGE="registry.example.org/naviscan:0.5.8"),
+                                            STORAGE_CLASS="nfs-rwx", DATA_SIZE="200Gi", IMAGE="registry.example.org/naviscan:0.5.9"),
         "existing claims, a library subfolder": dict(SHARDS="16", RUN="weekly", LIBRARY_CLAIM="music", LIBRARY_SUBPATH="Music/Lossless",
                                                      DATA_CLAIM="scratch", RESCAN="1"),
         "defaults": dict(RUN="defaults"),
@@ -522,7 +522,7 @@ def main():
         assert {m["name"]: m.get("subPath") for m in container(scan, "scan")["volumeMounts"]}["music"] == "Music/Lossless"
         assert env_of(container(scan, "scan"))["RESCAN"] == "1" and claim_of(scan, "data")["claimName"] == "scratch"
         scan = find(defaults, "Job", "naviscan-scan-defaults")
-        assert scan["spec"]["completions"] == 8 and container(scan, "scan")["image"] == "localhost/naviscan:0.5.8"
+        assert scan["spec"]["completions"] == 8 and container(scan, "scan")["image"] == "localhost/naviscan:0.5.9"
         assert container(scan, "scan")["resources"] == {"requests": {"cpu": "2", "memory": "4Gi"}, "limits": {"memory": "4Gi"}}
         assert claim_of(scan, "music")["claimName"] == "naviscan-library" and claim_of(scan, "data")["claimName"] == "naviscan-data"
         assert scan["spec"]["ttlSecondsAfterFinished"] == 604800 and scan["spec"]["activeDeadlineSeconds"] == 86400

@@ -18,8 +18,13 @@ import Foundation
 /// fitted on every source of the tempo dev sets (the tracker modules, the MIDI songs, the LMMS demo
 /// songs, the rendered grooves of generator seeds 1–5 and 80 rendered backbeat shuffles at 70–200 BPM,
 /// whose snare on 2 and 4 names the beat; scripts/lab/tempo-model/beat_level_cv.py, which also
-/// measures the choice leave-one-package-out). The winner's beats also decide whether
-/// there is a beat at all: r, the onset strength on its beats over its mean everywhere, in the full
+/// measures the choice leave-one-package-out). One more term then picks the level: how strongly the
+/// full band repeats at a sixth of the beat (`sixthOfBeatWeight`), since a beat is rarely split in six,
+/// so a shuffle or a fast triplet feel read at half its tempo shows there. Its weight is fitted on top of
+/// the others (theirs held), in the same way, on the same sources. That term only moves the tempo among
+/// candidates: whether there is a beat at all is decided at the candidate the other terms prefer
+/// (`Evidence.score`), so it cannot give a pad or a drone a tempo. That candidate's beats decide it:
+/// r, the onset strength on its beats over its mean everywhere, in the full
 /// band or in the mid band (snares, claps, chords, melody) whichever is higher, below
 /// `minOnBeatRatio` means no tempo unless the slow-onset ratio (`slowOnsetRatio`) reaches
 /// `minSlowOnsetRatio` or the steady pulse's consistency (`steadyPulse`) reaches `minSteadyPulseConsistency`.
@@ -38,6 +43,8 @@ struct MetricalLevel {
         3.1086, 4.3150, 0.8516, 3.5106, 1.1217,
     ]
     static let tempoWeights = (x: 4.5916, x2: -3.2567)
+    /// The weight of the full region's autocorrelation at a sixth of the beat in `Evidence.levelScore`.
+    static let sixthOfBeatWeight = -5.3064
     /// Midway between the best beatless clip (6.49) and the least beat-like track with a tempo (7.40)
     /// of the dev sets.
     static let minOnBeatRatio = 6.941
@@ -62,7 +69,10 @@ struct MetricalLevel {
 
     /// The evidence of one candidate.
     struct Evidence {
+        /// The level score without the sixth-of-beat term: its winner decides whether there is a beat.
         var score: Double
+        /// The score that picks the tempo among the candidates.
+        var levelScore: Double
         /// Onset strength on the beats over its mean over the segment, the higher of the full band's
         /// and the mid band's.
         var onBeatRatio: Double
@@ -205,9 +215,10 @@ struct MetricalLevel {
         return y
     }
 
-    /// The level score and on-beat ratio of tempo `bpm` (period `period` hops), with `autocorrelation`
-    /// the candidate's 20 autocorrelation features.
-    func evidence(bpm: Double, period: Double, autocorrelation: [Double]) -> Evidence {
+    /// The level scores and on-beat ratio of tempo `bpm` (period `period` hops), with `autocorrelation`
+    /// the candidate's 20 autocorrelation features and `sixthOfBeat` the full region's autocorrelation at
+    /// a sixth of its beat.
+    func evidence(bpm: Double, period: Double, autocorrelation: [Double], sixthOfBeat: Double) -> Evidence {
         let beats = Self.beats(full, period: period)
         let x = log2(bpm / 110)
         var features: [Double]
@@ -232,7 +243,7 @@ struct MetricalLevel {
         var z = Self.tempoWeights.x * x + Self.tempoWeights.x2 * x * x
         for (f, weight) in zip(features, Self.beatWeights) { z += f * weight }
         for (f, weight) in zip(autocorrelation, Self.autocorrelationWeights) { z += f * weight }
-        return Evidence(score: z, onBeatRatio: ratio)
+        return Evidence(score: z, levelScore: z + Self.sixthOfBeatWeight * sixthOfBeat, onBeatRatio: ratio)
     }
 
     /// (max − min) of the mean accent at each of m positions, over the mean accent; 0 with fewer

@@ -119,7 +119,9 @@ public struct TempoEstimator {
         }
         let level = MetricalLevel(summary, floorQuarterOctaves: floor)
         func evidence(_ bpm: Double) -> MetricalLevel.Evidence {
-            level.evidence(bpm: bpm, period: frameRate * 60 / bpm, autocorrelation: autocorrelationFeatures(bpm))
+            let lag = frameRate * 60 / bpm
+            return level.evidence(bpm: bpm, period: lag, autocorrelation: autocorrelationFeatures(bpm),
+                                  sixthOfBeat: Self.interpolate(fullACF, at: lag / 6))
         }
 
         // Seed: the strongest comb salience anywhere in the wide range.
@@ -138,11 +140,14 @@ public struct TempoEstimator {
         }
         guard !candidates.isEmpty else { return none }
         let evidences = candidates.map(evidence)
-        let bestIndex = evidences.indices.max { evidences[$0].score < evidences[$1].score }!
-        let ratio = evidences[bestIndex].onBeatRatio
-        let winnerPeriod = frameRate * 60 / candidates[bestIndex]
-        let slowRatio = level.slowOnsetRatio(period: winnerPeriod)
-        let pulse = level.steadyPulse(period: winnerPeriod).consistency
+        // Whether there is a beat is decided at the candidate the score without the sixth-of-beat term
+        // prefers; the tempo is the one the level score prefers.
+        let beatIndex = evidences.indices.max { evidences[$0].score < evidences[$1].score }!
+        let bestIndex = evidences.indices.max { evidences[$0].levelScore < evidences[$1].levelScore }!
+        let ratio = evidences[beatIndex].onBeatRatio
+        let beatPeriod = frameRate * 60 / candidates[beatIndex]
+        let slowRatio = level.slowOnsetRatio(period: beatPeriod)
+        let pulse = level.steadyPulse(period: beatPeriod).consistency
         let confidence = max(ratio / (ratio + MetricalLevel.minOnBeatRatio),
                              slowRatio / (slowRatio + MetricalLevel.minSlowOnsetRatio),
                              pulse / (pulse + MetricalLevel.minSteadyPulseConsistency))
@@ -152,12 +157,12 @@ public struct TempoEstimator {
         let chosen = refine(candidates[bestIndex], span: 0.005, step: 0.01)
         let precise = Self.periodFromPeaks(fullACF, lag: frameRate * 60 / chosen).map { frameRate * 60 / $0 } ?? chosen
         let bpm = min(config.maxBPM, max(config.minBPM, abs(precise - chosen) < 0.01 * chosen ? precise : chosen))
-        let bestScore = evidences[bestIndex].score
+        let bestScore = evidences[bestIndex].levelScore
         let alternates = [0.5, 2, 2.0 / 3, 1.5].map { f -> Candidate in
             let alternate = refine(bpm * f)
             // A candidate already weighed is not tracked again.
             let known = candidates.indices.first { abs(candidates[$0] - alternate) / alternate <= 0.03 }
-            let score = known.map { evidences[$0].score } ?? evidence(alternate).score
+            let score = known.map { evidences[$0].levelScore } ?? evidence(alternate).levelScore
             return Candidate(bpm: (alternate * 100).rounded() / 100, score: min(1, exp(score - bestScore)))
         }
         let grid = Self.beatGrid(summary, bpm: bpm, soundStart: soundStart, soundEnd: soundEnd ?? Double(n) / frameRate)

@@ -60,6 +60,17 @@ struct TempoEstimatorTests {
         #expect(!result.grid.segments.isEmpty)
     }
 
+    @Test("A drumless fast shuffle keeps its tempo: a beat split in six counts against half of it",
+          arguments: [168.0, 180.0, 192.0])
+    func fastShuffle(bpm: Double) throws {
+        let result = try Self.estimate(.shuffle(bpm: bpm, duration: 40))
+        let found = try #require(result.bpm, "no tempo (confidence \(result.confidence))")
+        #expect(abs(found - bpm) / bpm < 0.01, "\(bpm) BPM shuffle read as \(found)")
+        // The half tempo stays an alternate, scored below the winner.
+        #expect(abs(result.alternates[0].bpm - found / 2) / found < 0.02)
+        #expect(result.alternates[0].score < 1)
+    }
+
     /// An onset summary made hop by hop: `bands(hop, &random)` gives each hop's low, mid and high
     /// onset strengths.
     static func handMadeSummary(seconds: Double, seed: UInt64,
@@ -123,7 +134,7 @@ struct TempoEstimatorTests {
         // Beat by beat the swells do not show: only the steady-pulse ratio keeps the tempo.
         let level = MetricalLevel(summary, floorQuarterOctaves: TempoEstimator.onsetFloorQuarterOctaves(lufs: nil))
         let period = summary.frameRate * 60 / found
-        let onBeat = level.evidence(bpm: found, period: period, autocorrelation: []).onBeatRatio
+        let onBeat = level.evidence(bpm: found, period: period, autocorrelation: [], sixthOfBeat: 0).onBeatRatio
         let slow = level.slowOnsetRatio(period: period), pulse = level.steadyPulse(period: period)
         #expect(onBeat < MetricalLevel.minOnBeatRatio && slow < MetricalLevel.minSlowOnsetRatio, "r \(onBeat), slow-onset ratio \(slow)")
         #expect(pulse.consistency >= MetricalLevel.minSteadyPulseConsistency, "steady pulse \(pulse)")
@@ -176,8 +187,10 @@ struct TempoEstimatorTests {
         fullOnly.midBeatEnvelope = []
         let period = summary.frameRate * 60 / found
         let floor = TempoEstimator.onsetFloorQuarterOctaves(lufs: nil)
-        let withMid = MetricalLevel(summary, floorQuarterOctaves: floor).evidence(bpm: found, period: period, autocorrelation: [])
-        let fullBand = MetricalLevel(fullOnly, floorQuarterOctaves: floor).evidence(bpm: found, period: period, autocorrelation: [])
+        let withMid = MetricalLevel(summary, floorQuarterOctaves: floor)
+            .evidence(bpm: found, period: period, autocorrelation: [], sixthOfBeat: 0)
+        let fullBand = MetricalLevel(fullOnly, floorQuarterOctaves: floor)
+            .evidence(bpm: found, period: period, autocorrelation: [], sixthOfBeat: 0)
         #expect(withMid.onBeatRatio >= MetricalLevel.minOnBeatRatio && fullBand.onBeatRatio < MetricalLevel.minOnBeatRatio,
                 "r \(withMid.onBeatRatio) with the mid band, \(fullBand.onBeatRatio) without")
     }

@@ -46,8 +46,13 @@ Variants printed (all held out, same folds as tempo_cv.py: modules and MIDI by p
   acf22        the 22 autocorrelation features refitted per fold (this script's fitter) + shipped-style
                score centre (tempo_cv.choose_centre) -- should match tempo_cv.py's held-out table
   beat         beat features alone (+ x, x2), beatless rule r < rho
-  beat+acf22   beat features and the 22 features in one conditional logit, beatless rule r < rho (the
-               model MetricalLevel.swift ships; with --subdivisions, sub3 sub4 sub6 too)
+  beat+acf22   beat features and the 22 features in one conditional logit, beatless rule r < rho (with
+               --subdivisions, sub3 sub4 sub6 too)
+  beat+acf22+sixth  the model MetricalLevel.swift ships: beat+acf22's weights held and one more weight
+               fitted on top (fit_sixth), on the full band's autocorrelation at a sixth of the beat (a beat
+               is rarely split in 6, so a shuffle read at half its tempo shows there); it only moves the
+               tempo: "no tempo" is decided at beat+acf22's winner by beat+acf22's rule, so the extra
+               term cannot give a beatless track a tempo
   beat+shipped beat features and ONE more feature, the shipped model's score (its weights frozen; they
                were fitted on groove renders incl. seed 1, so grooves:seed1 is not clean for this one)
   (in beat+acf22, x and x2 appear twice -- beat features and the last two acf features; the ridge
@@ -60,7 +65,7 @@ STEM.beat.pkl beside them.
 """
 import argparse, collections, json, math, os, pickle, statistics, sys, time
 import numpy as np
-from scipy.optimize import minimize
+from scipy.optimize import minimize, minimize_scalar
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -324,6 +329,39 @@ def final_bpm(f, i):
     return round(bpm * 100) / 100
 
 
+def sixth_of_beat(f):
+    """Each candidate's full-band autocorrelation at a sixth of its beat (TempoEstimator's sixthOfBeat)."""
+    return np.array([ftm.at(f['full'], FR * 60 / T / 6) for T in f['cs']])
+
+
+def fit_sixth(train, w, lams):
+    """The sixth-of-beat weight fitted on top of the level weights w (held): a conditional logit in that one
+    weight with w . both as each candidate's offset, ridge on the standardised feature, the mean of the fits
+    at every strength in lams (fit_level_model's procedure)."""
+    its = [it for it in train if it['y'].any() and len(it['both'])]
+    sd = np.concatenate([it['x6'] for it in its]).std() or 1.0
+    data = [(it['both'] @ w, it['x6'], it['y'] / it['y'].sum()) for it in its]
+
+    def loss(v, lam):
+        total = 0.0
+        for z0, x, y in data:
+            z = z0 + v * x; m = z.max(); total -= (y * (z - m - np.log(np.exp(z - m).sum()))).sum()
+        return total + 0.5 * lam * (v * sd) ** 2
+    fits = [minimize_scalar(lambda v: loss(v, lam), bounds=(-100, 100), method='bounded').x for lam in lams]
+    return float(np.mean(fits))
+
+
+def predict_fold_sixth(train, test, w, w6):
+    """predict_fold for beat+acf22+sixth: the tempo at the highest w . both + w6 . x6, "no tempo" decided at
+    the highest w . both by predict_fold's rule (its threshold chosen on train)."""
+    stat = beat_stat('both', w)
+    thr, how = threshold([stat(it) for it in train if it['truth'] is None and np.isfinite(stat(it))],
+                         [stat(it) for it in train if it['truth'] is not None])
+    preds = {it['key']: None if not gate(it['f']) or stat(it) < thr
+             else final_bpm(it['f'], int(np.argmax(it['both'] @ w + w6 * it['x6']))) for it in test}
+    return preds, thr, how
+
+
 def subdivision_features(f):
     """sub3 sub4 sub6 of every candidate: the full band's autocorrelation at 1/3, 1/4, 1/6 of its beat."""
     return np.array([[ftm.at(f['full'], FR * 60 / T / d) for d in SUBDIVISIONS] for T in f['cs']]).reshape(len(f['cs']), len(SUBDIVISIONS))
@@ -347,7 +385,7 @@ def load_items(a, feats=FEATS, smoothed=False, subdivisions=False):
         if len(B) != len(f['cs']): B = np.zeros((len(f['cs']), len(feats)))
         y = np.array([tc.close(c, tc.fold(truth)) for c in f['cs']], float) if truth else np.zeros(len(f['cs']))
         items.append(dict(source=source, key=source + '/' + name, name=name, wav=wav, stem=stem, truth=truth, f=f, y=y,
-                          acf=f['X'], beat=B,
+                          acf=f['X'], beat=B, x6=sixth_of_beat(f) if len(f['cs']) else np.zeros(0),
                           both=np.hstack([B, f['X']] + ([subdivision_features(f)] if subdivisions else []))
                           if len(B) else np.zeros((0, len(feats) + 22 + (len(SUBDIVISIONS) if subdivisions else 0))),
                           bship=np.hstack([B, (f['X'] @ tc.SHIPPED_WEIGHTS)[:, None]]) if len(B) else np.zeros((0, len(feats) + 1)),
@@ -395,7 +433,7 @@ def main():
     lams = [float(x) for x in a.lams.split(',')]
     srcs = sorted({it['source'] for it in items})
     VARIANTS = (('acf22', 'acf'), ('beat', 'beat'), ('beat+acf22', 'both'), ('beat+shipped', 'bship'))
-    preds = {v: {} for v, _ in VARIANTS}
+    preds = {v: {} for v, _ in VARIANTS + (('beat+acf22+sixth', 'both'),)}
     shipped = {it['key']: tc.predict(it['f'], tc.SHIPPED_WEIGHTS, tc.SHIPPED_CENTRE) for it in items}
     folds = []
     for s in srcs:
@@ -406,6 +444,10 @@ def main():
             fold_preds, thr, how = predict_fold(train, test, key, w, by_score=v == 'acf22')
             preds[v].update(fold_preds)
             info[v] = dict(lam=lam, thr=round(thr, 3), rule=how, w=[round(x, 4) for x in w])
+            if v == 'beat+acf22':
+                w6 = fit_sixth(train, w, lams)
+                preds['beat+acf22+sixth'].update(predict_fold_sixth(train, test, w, w6)[0])
+                info['beat+acf22+sixth'] = dict(lam=lam, thr=round(thr, 3), rule=how, w6=round(w6, 4))
         folds.append(info)
         print(f'# fold {s}: ' + '; '.join(f'{v} lam {info[v]["lam"]} thr {info[v]["thr"]} ({info[v]["rule"]})'
                                           for v in preds), flush=True)
@@ -428,12 +470,16 @@ def main():
         print(f'{v}: lam {lam}, threshold {thr:.4f} ({how}); beatless {np.round(sorted(bl), 3)}, '
               f'lowest with tempo {np.round(allfit[v]["lowest_tempo_stats"], 3)}')
         print('   ' + ', '.join(f'{k} {x:+.4f}' for k, x in zip(names, w)))
-    print('\nmisses held out (source, track, truth, beat, beat+acf22, shipped):')
+        if key == 'both' and not a.subdivisions:
+            allfit[v]['sixth_of_beat'] = w6 = fit_sixth(items, w, lams)
+            print(f'beat+acf22+sixth: the weights above and sixth_of_beat {w6:+.4f} on top '
+                  '(MetricalLevel.sixthOfBeatWeight)')
+    print('\nmisses held out (source, track, truth, beat, beat+acf22, beat+acf22+sixth, the autocorrelation-only model):')
     for it in items:
         if it['truth'] and any(p[it['key']] is None or not tc.close(p[it['key']], tc.fold(it['truth']))
-                               for p in (preds['beat'], preds['beat+acf22'])):
+                               for p in (preds['beat'], preds['beat+acf22'], preds['beat+acf22+sixth'])):
             print(f'  {it["source"]}  {it["name"]}  {it["truth"]}  {preds["beat"][it["key"]]}  '
-                  f'{preds["beat+acf22"][it["key"]]}  {shipped[it["key"]]}')
+                  f'{preds["beat+acf22"][it["key"]]}  {preds["beat+acf22+sixth"][it["key"]]}  {shipped[it["key"]]}')
     print(f'# total {time.time() - t0:.0f} s')
     if a.json:
         json.dump(dict(results=res, folds=folds, all_data=allfit,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""level_predictions.py -- what the shipped level model (beat_level_cv.py's beat+acf22 variant with its
+"""level_predictions.py -- what the shipped level model (beat_level_cv.py's beat+acf22+sixth variant with its
 all-data weights, as MetricalLevel.swift carries them, and its three beatless thresholds: r, the
 slow-onset ratio, beat_level_cv.slow_onset_ratio, and the steady pulse's consistency,
 beat_level_cv.steady_pulse) predicts for every cached track, as JSON
@@ -22,18 +22,21 @@ ACF = [-1.0817, 4.4344, 1.6179, 3.6013, 1.3041, -2.6991, -3.5755, -2.1323, -2.41
 RHO = 6.941
 RHO_SLOW = 1.93
 PULSE_LINE = 5.23
+SIXTH_OF_BEAT = -5.3064        # on the full band's autocorrelation at a sixth of the beat (beat_level_cv.fit_sixth)
 
 
 def predict(stem):
     """(bpm or None, r, slow-onset ratio, the winning candidate's tempo, steady-pulse consistency) as
-    TempoEstimator decides."""
+    TempoEstimator decides: r, the slow-onset ratio and the consistency are read at the candidate of the
+    highest score without the sixth-of-beat term (they decide whether there is a tempo), the tempo is the
+    candidate of the highest score with it."""
     f = tc.track_features(stem)
     if not bl.gate(f): return None, 0.0, 0.0, None, 0.0
     bt = bl.track_beats(stem, f['cs'], False)
     z = [sum(BEAT[k] * r[k] for k in BEAT) + float(np.dot(ACF, x)) for r, x in zip(bt['rows'], f['X'])]
-    i = int(np.argmax(z))
-    r = bt['rows'][i]['r']; rs = bl.slow_onset_ratio(stem, f['cs'][i])
-    t = bl.steady_pulse(stem, f['cs'][i])[1]
+    k = int(np.argmax(z)); i = int(np.argmax(np.array(z) + SIXTH_OF_BEAT * bl.sixth_of_beat(f)))
+    r = bt['rows'][k]['r']; rs = bl.slow_onset_ratio(stem, f['cs'][k])
+    t = bl.steady_pulse(stem, f['cs'][k])[1]
     confidence = max(r / (r + RHO), rs / (rs + RHO_SLOW), t / (t + PULSE_LINE))
     return (None if confidence < 0.5 else bl.final_bpm(f, i)), r, rs, f['cs'][i], t
 

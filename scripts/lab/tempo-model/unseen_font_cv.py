@@ -4,14 +4,14 @@
 
 The MIDI dev set is rendered with FluidR3 and TimGM6mb; scripts/lab/miditempo/unseen_font.sh renders the
 same songs with a third soundfont (MuseScore_General_Lite), never used to fit or choose anything. This
-runs the shipped procedure (beat_level_cv.py's beat+acf22 variant, leave one source out) on the dev
+runs the shipped procedure (beat_level_cv.py's beat+acf22+sixth variant, leave one source out) on the dev
 set and scores the unseen font's renders with the model of their package's fold: a song's renders in
 the dev fonts are held out with it, so nothing of the song or its package is in that model.
 
   --train  also fits on the unseen renders of the training packages (the dev set's figures then say
            whether a third timbre in training would help).
 
-Prints the dev set's table (the same as beat_level_cv.py's beat+acf22 without --train) and the unseen
+Prints the dev set's table (the same as beat_level_cv.py's beat+acf22+sixth without --train) and the unseen
 font's, and the unseen renders it misses.
 
   unseen_font_cv.py [--unseen DIR] [--train] [--lmms DIR] ...   (under a minute once dumped)
@@ -52,7 +52,8 @@ def main():
         if a.train:
             train += [it for it in unseen if it['source'] != s]
         w = blc.fit_level_model(train, 'both', LAMS)[0]
-        preds.update(blc.predict_fold(train, [it for it in dev + unseen if it['source'] == s], 'both', w)[0])
+        preds.update(blc.predict_fold_sixth(train, [it for it in dev + unseen if it['source'] == s], w,
+                                            blc.fit_sixth(train, w, LAMS))[0])
     how = 'with the unseen font of the other packages in training' if a.train else 'the shipped procedure'
     tc.table(f'held out, dev set ({how})', preds, dev)
     tc.table(f'held out, renders with {", ".join(sorted(fonts))} ({how})', preds, unseen)
