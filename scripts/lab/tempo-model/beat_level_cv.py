@@ -35,9 +35,10 @@ Per track (the first 120 s of the envelope, from the first hop whose emphasised 
   picks, as tempo_cv.py does), the highest z wins.
   Beatless rule: r = mean e at the winning candidate's beats (max over b-1..b+1) / mean e over the
   segment, or the same on m (the emphasised mid band, bands 12..26, quantised) where that is higher and
-  m passes the track's onset floor on at least 1 % of the segment's hops (mid_counts); the track has no tempo when r < rho, rho chosen in each fold with tempo_cv.choose_centre's
-  rule (midway between the best beatless training clip and the worst training track with a tempo, or
-  the fewest training errors). TempoEstimator's floor rule (99th percentile) stays before it.
+  m passes the track's onset floor on at least 1 % of the segment's hops (mid_counts); the track has no
+  tempo when r < rho, rho chosen in each fold with tempo_cv.choose_centre's rule (midway between the
+  best beatless training clip and the worst training track with a tempo, or the fewest training errors).
+  TempoEstimator's floor rule (99th percentile) stays before it.
   The reported BPM is then produced exactly as TempoEstimator does for the winning candidate (fine
   refine, period from the autocorrelation peaks, clamp to 60-200), so only the level decision changes.
 
@@ -59,7 +60,8 @@ Variants printed (all held out, same folds as tempo_cv.py: modules and MIDI by p
   splits their weight evenly, so the Swift adds the two weights of each.)
   (and --smooth adds librosa's local-score smoothing: E convolved with exp(-0.5 (32 k/p)^2), |k| <= p)
 
-  beat_level_cv.py [--subset small] [--smooth] [--subdivisions] [--lams 0.3,3,30] [--choose-lam [--inner-k K]] [--lmms DIR] [--json OUT]
+  beat_level_cv.py [--subset small] [--smooth] [--subdivisions] [--lams 0.3,3,30]
+                   [--choose-lam [--inner-k K]] [--lmms DIR] [--json OUT]
 Reads only the cached dumps of tempo_cv.py (~/.cache/naviscan-tempo-cv); caches the DP features in
 STEM.beat.pkl beside them.
 """
