@@ -282,8 +282,8 @@ extension TestSignal {
     /// A drumless shuffle at `bpm` from `first`: on every beat a plucked four-partial note (the melody
     /// walks a scale), a softer one two thirds of the way to the next beat (the swung eighth), every
     /// other beat's note softer still, and a bass note on every other beat: accents every two beats that
-    /// pull towards half the tempo. Its beat is split in three,
-    /// so read at half its tempo the half-tempo beat would be split in six.
+    /// pull towards half the tempo. Its beat is split in three, so at half its tempo the beat would be
+    /// split in six.
     public static func shuffle(bpm: Double, first: Double = 0.5, duration: Double, dBFS: Double = -10,
                                sampleRate: Int = 44_100) -> TestSignal {
         let mix = EventMix(duration: duration, sampleRate: sampleRate, seed: 0x5B0F_F1E5)

@@ -331,9 +331,14 @@ def final_bpm(f, i):
     return round(bpm * 100) / 100
 
 
+def beat_fraction_acf(f, d):
+    """Each candidate's full-band autocorrelation at 1/d of its beat."""
+    return np.array([ftm.at(f['full'], FR * 60 / T / d) for T in f['cs']])
+
+
 def sixth_of_beat(f):
-    """Each candidate's full-band autocorrelation at a sixth of its beat (TempoEstimator's sixthOfBeat)."""
-    return np.array([ftm.at(f['full'], FR * 60 / T / 6) for T in f['cs']])
+    """TempoEstimator's sixthOfBeat of every candidate."""
+    return beat_fraction_acf(f, 6)
 
 
 def fit_sixth(train, w, lams):
@@ -353,20 +358,9 @@ def fit_sixth(train, w, lams):
     return float(np.mean(fits))
 
 
-def predict_fold_sixth(train, test, w, w6):
-    """predict_fold for beat+acf22+sixth: the tempo at the highest w . both + w6 . x6, "no tempo" decided at
-    the highest w . both by predict_fold's rule (its threshold chosen on train)."""
-    stat = beat_stat('both', w)
-    thr, how = threshold([stat(it) for it in train if it['truth'] is None and np.isfinite(stat(it))],
-                         [stat(it) for it in train if it['truth'] is not None])
-    preds = {it['key']: None if not gate(it['f']) or stat(it) < thr
-             else final_bpm(it['f'], int(np.argmax(it['both'] @ w + w6 * it['x6']))) for it in test}
-    return preds, thr, how
-
-
 def subdivision_features(f):
     """sub3 sub4 sub6 of every candidate: the full band's autocorrelation at 1/3, 1/4, 1/6 of its beat."""
-    return np.array([[ftm.at(f['full'], FR * 60 / T / d) for d in SUBDIVISIONS] for T in f['cs']]).reshape(len(f['cs']), len(SUBDIVISIONS))
+    return np.column_stack([beat_fraction_acf(f, d) for d in SUBDIVISIONS]).reshape(len(f['cs']), len(SUBDIVISIONS))
 
 
 def load_items(a, feats=FEATS, smoothed=False, subdivisions=False):
@@ -403,15 +397,17 @@ def beat_stat(key, w, by_score=False):
     return lambda it: float(it['r'][int(np.argmax(it[key] @ w))]) if gate(it['f']) else -np.inf
 
 
-def predict_fold(train, test, key, w, by_score=False):
+def predict_fold(train, test, key, w, by_score=False, w6=0.0):
     """One held-out fold: the level weights w (fitted on train) pick each test track's candidate, and the
-    beatless threshold on beat_stat is chosen on train with threshold()'s rule.
+    beatless threshold on beat_stat is chosen on train with threshold()'s rule. With w6 (beat+acf22+sixth,
+    fit_sixth) the tempo is the candidate of the highest w . features + w6 . x6, while "no tempo" is
+    still decided at the highest w . features.
     Returns ({key: bpm or None}, threshold, how it was chosen)."""
     stat = beat_stat(key, w, by_score)
     thr, how = threshold([stat(it) for it in train if it['truth'] is None and np.isfinite(stat(it))],
                          [stat(it) for it in train if it['truth'] is not None])
-    preds = {it['key']: None if not gate(it['f']) or stat(it) < thr else final_bpm(it['f'], int(np.argmax(it[key] @ w)))
-             for it in test}
+    preds = {it['key']: None if not gate(it['f']) or stat(it) < thr
+             else final_bpm(it['f'], int(np.argmax(it[key] @ w + w6 * it['x6']))) for it in test}
     return preds, thr, how
 
 
@@ -448,7 +444,7 @@ def main():
             info[v] = dict(lam=lam, thr=round(thr, 3), rule=how, w=[round(x, 4) for x in w])
             if v == 'beat+acf22':
                 w6 = fit_sixth(train, w, lams)
-                preds['beat+acf22+sixth'].update(predict_fold_sixth(train, test, w, w6)[0])
+                preds['beat+acf22+sixth'].update(predict_fold(train, test, key, w, w6=w6)[0])
                 info['beat+acf22+sixth'] = dict(lam=lam, thr=round(thr, 3), rule=how, w6=round(w6, 4))
         folds.append(info)
         print(f'# fold {s}: ' + '; '.join(f'{v} lam {info[v]["lam"]} thr {info[v]["thr"]} ({info[v]["rule"]})'

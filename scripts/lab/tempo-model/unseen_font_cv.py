@@ -52,8 +52,8 @@ def main():
         if a.train:
             train += [it for it in unseen if it['source'] != s]
         w = blc.fit_level_model(train, 'both', LAMS)[0]
-        preds.update(blc.predict_fold_sixth(train, [it for it in dev + unseen if it['source'] == s], w,
-                                            blc.fit_sixth(train, w, LAMS))[0])
+        preds.update(blc.predict_fold(train, [it for it in dev + unseen if it['source'] == s], 'both', w,
+                                      w6=blc.fit_sixth(train, w, LAMS))[0])
     how = 'with the unseen font of the other packages in training' if a.train else 'the shipped procedure'
     tc.table(f'held out, dev set ({how})', preds, dev)
     tc.table(f'held out, renders with {", ".join(sorted(fonts))} ({how})', preds, unseen)
