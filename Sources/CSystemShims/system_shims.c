@@ -5,8 +5,11 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include <stdlib.h>
+#include <string.h>
 #ifdef __linux__
 #include <poll.h>
+#include <sys/xattr.h>
 #include <sys/inotify.h>
 #endif
 
@@ -69,5 +72,139 @@ long naviscan_watch_read(int fd, void *buffer, size_t capacity, int timeout_ms) 
 }
 int naviscan_watch_next(const void *buffer, size_t length, size_t *offset, naviscan_watch_event *event) {
     (void)buffer; (void)length; (void)offset; (void)event; return 0;
+}
+#endif
+
+#ifdef __linux__
+/* The NUL-separated attribute names of `fd` in a malloc'd buffer (*names, *length); none on a file
+   system without attributes. Returns 0, or -1 with errno set. */
+static int xattr_names(int fd, char **names, ssize_t *length) {
+    *names = NULL;
+    *length = 0;
+    for (;;) {
+        ssize_t size = flistxattr(fd, NULL, 0);
+        if (size < 0) return (errno == ENOTSUP) ? 0 : -1;
+        if (size == 0) return 0;
+        char *buffer = malloc((size_t)size);
+        if (!buffer) return -1;
+        ssize_t got = flistxattr(fd, buffer, (size_t)size);
+        if (got >= 0) {
+            *names = buffer;
+            *length = got;
+            return 0;
+        }
+        free(buffer);
+        if (errno != ERANGE) return -1; /* grew in between: ask again */
+    }
+}
+
+/* The value of attribute `name` in a malloc'd buffer; -1 with errno set (ENODATA when absent). */
+static ssize_t xattr_value(int fd, const char *name, char **value) {
+    *value = NULL;
+    for (;;) {
+        ssize_t size = fgetxattr(fd, name, NULL, 0);
+        if (size < 0) return -1;
+        char *buffer = malloc(size > 0 ? (size_t)size : 1);
+        if (!buffer) return -1;
+        ssize_t got = fgetxattr(fd, name, buffer, (size_t)size);
+        if (got >= 0) {
+            *value = buffer;
+            return got;
+        }
+        free(buffer);
+        if (errno != ERANGE) return -1;
+    }
+}
+
+static int names_contain(const char *names, ssize_t length, const char *name) {
+    for (ssize_t at = 0; at < length; at += (ssize_t)strlen(names + at) + 1) {
+        if (strcmp(names + at, name) == 0) return 1;
+    }
+    return 0;
+}
+
+/* 1 when `to_fd` holds `name` with exactly `value`, else 0. */
+static int holds(int to_fd, const char *name, const char *value, ssize_t size) {
+    char *current;
+    ssize_t got = xattr_value(to_fd, name, &current);
+    int same = got == size && (size == 0 || memcmp(current, value, (size_t)size) == 0);
+    free(current);
+    return same;
+}
+
+int naviscan_xattr_copy(int from_fd, int to_fd) {
+    char *from_names, *to_names;
+    ssize_t from_length, to_length;
+    if (xattr_names(from_fd, &from_names, &from_length) != 0) return -1;
+    if (xattr_names(to_fd, &to_names, &to_length) != 0) {
+        free(from_names);
+        return -1;
+    }
+    int result = 0;
+    for (ssize_t at = 0; at < to_length && result == 0; at += (ssize_t)strlen(to_names + at) + 1) {
+        const char *name = to_names + at;
+        if (!names_contain(from_names, from_length, name) && fremovexattr(to_fd, name) != 0 && errno != ENODATA) result = -1;
+    }
+    for (ssize_t at = 0; at < from_length && result == 0; at += (ssize_t)strlen(from_names + at) + 1) {
+        const char *name = from_names + at;
+        char *value;
+        ssize_t size = xattr_value(from_fd, name, &value);
+        if (size < 0) {
+            if (errno == ENODATA) continue; /* removed in between */
+            result = -1;
+            break;
+        }
+        if (!holds(to_fd, name, value, size) && fsetxattr(to_fd, name, value, (size_t)size, 0) != 0) result = -1;
+        free(value);
+    }
+    int saved = errno;
+    free(from_names);
+    free(to_names);
+    errno = saved;
+    return result;
+}
+
+int naviscan_xattr_equal(int a_fd, int b_fd) {
+    char *a_names, *b_names;
+    ssize_t a_length, b_length;
+    if (xattr_names(a_fd, &a_names, &a_length) != 0) return -1;
+    if (xattr_names(b_fd, &b_names, &b_length) != 0) {
+        free(a_names);
+        return -1;
+    }
+    int equal = 1;
+    int count_a = 0, count_b = 0;
+    for (ssize_t at = 0; at < b_length; at += (ssize_t)strlen(b_names + at) + 1) count_b++;
+    for (ssize_t at = 0; at < a_length && equal == 1; at += (ssize_t)strlen(a_names + at) + 1) {
+        count_a++;
+        char *value;
+        ssize_t size = xattr_value(a_fd, a_names + at, &value);
+        if (size < 0) {
+            equal = -1;
+            break;
+        }
+        if (!holds(b_fd, a_names + at, value, size)) equal = 0;
+        free(value);
+    }
+    if (equal == 1 && count_a != count_b) equal = 0;
+    int saved = errno;
+    free(a_names);
+    free(b_names);
+    errno = saved;
+    return equal;
+}
+#else
+int naviscan_xattr_copy(int from_fd, int to_fd) {
+    (void)from_fd;
+    (void)to_fd;
+    errno = ENOSYS;
+    return -1;
+}
+
+int naviscan_xattr_equal(int a_fd, int b_fd) {
+    (void)a_fd;
+    (void)b_fd;
+    errno = ENOSYS;
+    return -1;
 }
 #endif

@@ -125,25 +125,6 @@ struct Opened {
 
     void write(const std::string &key, const char *value) {
         String k = utf8(key.c_str());
-        if (id3) {
-            if (key == "BPM") {
-                id3->removeFrames("TBPM");
-                if (value) {
-                    auto *frame = new ID3v2::TextIdentificationFrame("TBPM", String::UTF8);
-                    frame->setText(utf8(value));
-                    id3->addFrame(frame);
-                }
-                return;
-            }
-            for (auto *frame : userTextFrames(id3, k)) id3->removeFrame(frame);
-            if (value) {
-                auto *frame = new ID3v2::UserTextIdentificationFrame(String::UTF8);
-                frame->setDescription(k);
-                frame->setText(utf8(value));
-                id3->addFrame(frame);
-            }
-            return;
-        }
         if (xiph) {
             if (value) xiph->addField(k, utf8(value), true); else xiph->removeFields(k);
             return;
@@ -162,12 +143,21 @@ struct Opened {
         }
     }
 
-    bool save() {
-        if (auto *f = dynamic_cast<MPEG::File *>(ref.file())) {
-            // ID3v2.4 only; an ID3v1 or APE tag the file has is left as it is.
-            return f->save(MPEG::File::ID3v2, File::StripNone, ID3v2::v4, File::DoNotDuplicate);
+    /// Saves the file; false with the reason in `why` when it must not or could not be saved.
+    bool save(std::string &why) {
+        if (auto *f = dynamic_cast<FLAC::File *>(ref.file())) {
+            // A FLAC metadata block's length has 24 bits; TagLib lets a longer comment wrap and the
+            // file stops decoding.
+            if (xiph && xiph->render(false).size() > 0xFFFFFF) {
+                why = "its Vorbis comment would pass FLAC's 16 MiB block limit (long lyrics or an embedded picture in the comment); not written";
+                return false;
+            }
         }
-        return ref.file()->save();
+        if (!ref.file()->save()) {
+            why = "TagLib could not save the tag";
+            return false;
+        }
+        return true;
     }
 };
 
@@ -189,6 +179,12 @@ extern "C" int naviscan_tag_write(const char *path, const naviscan_tag_field *fi
             fail(error, error_size, "TagLib cannot open this file as a tagged audio file");
             return -1;
         }
+        if (opened.kind == NAVISCAN_TAG_ID3V2) {
+            // MP3 tags are edited by naviscan's own ID3v2 editor (ID3v2Editor.swift), which keeps
+            // the tag's version and every frame TagLib would drop.
+            fail(error, error_size, "MP3 tags are not written through TagLib");
+            return -1;
+        }
         if (opened.ref.file()->readOnly()) {
             fail(error, error_size, "the file cannot be opened for writing");
             return -1;
@@ -198,8 +194,9 @@ extern "C" int naviscan_tag_write(const char *path, const naviscan_tag_field *fi
             return -1;
         }
         for (int i = 0; i < count; i++) opened.write(fields[i].key, fields[i].value);
-        if (!opened.save()) {
-            fail(error, error_size, "TagLib could not save the tag");
+        std::string why;
+        if (!opened.save(why)) {
+            fail(error, error_size, why);
             return -1;
         }
         return 0;

@@ -17,11 +17,15 @@ struct TagCommand: AsyncParsableCommand {
             iTunes atoms (M4A) or APEv2 (WavPack, Monkey's Audio, Musepack). An Opus header's output gain \
             is never changed. The audio is not touched, nor are other tags and pictures (docs/tags.md).
 
-            Each file is tagged as a copy beside it, synced and renamed over it with its mode and owner, so \
-            a crash leaves the old file or the new one. Values already there (to the tag's precision) are \
-            not rewritten; the store records each new file, so the next scan analyses nothing again. A \
-            file changed since its scan is left for the next scan; a read-only file is an error named in \
-            the summary.
+            Each file is tagged as a copy beside it, and the copy replaces it only once verified: its tags \
+            read back, its decoded audio bit-identical, its owner, mode, extended attributes and ACLs the \
+            file's, and the file unchanged by any other program meanwhile (checked under a lock). A file \
+            with several hard links is edited in place when the new tags fit in its padding, else left \
+            alone; a symbolic link only with --follow-symlinks. A failure leaves the file as it was. \
+            Values already there (to the tag's precision) are not rewritten; the store records each new \
+            file, so the next scan analyses nothing again. A file changed since its scan is left for the \
+            next scan; a read-only file, a full disk or a file that fails its check is an error named in \
+            the summary (docs/tags.md).
 
             Exit status: 0 when every file is tagged or already was; 1 when a file could not be tagged; \
             2 when nothing could start (no store, another scan running); 3 when the store failed.
@@ -41,6 +45,9 @@ struct TagCommand: AsyncParsableCommand {
 
     @Flag(name: .customLong("mixramp"), help: "Also write MPD's MixRamp fields (MIXRAMP_START, MIXRAMP_END) for its mixrampdb crossfades.")
     var mixRamp = false
+
+    @Flag(name: .customLong("follow-symlinks"), help: "Tag the target of a file that is a symbolic link (only a target inside the library).")
+    var followSymlinks = false
 
     @Flag(help: "Print the summary as JSON on standard output.")
     var json = false
@@ -68,6 +75,8 @@ struct TagCommand: AsyncParsableCommand {
         var options = TagWriteBack.Options(library: libraryRoot, output: location.out)
         options.dryRun = dryRun
         options.mixRamp = mixRamp
+        options.followSymlinks = followSymlinks
+        options.followExternalLinks = loaded.settings.bool(Settings.followExternalLinks) ?? false
         let summary: TagWriteBack.Summary
         do {
             summary = try TagWriteBack(options: options, logger: Logger(label: "naviscan.tag")).run()
@@ -83,13 +92,18 @@ struct TagCommand: AsyncParsableCommand {
                     + file.changes.map { "\($0.key) \($0.old ?? "(none)") -> \($0.new)" }.joined(separator: ", ") + "\n"
             }
             for failure in summary.failed { text += "failed \(EscapingLogHandler.escaped(failure.relativePath)): \(failure.reason)\n" }
+            if summary.removedLeftovers > 0 {
+                text += "removed \(Self.files(summary.removedLeftovers)) left beside tracks by an interrupted naviscan tag\n"
+            }
             let verb = dryRun ? "would be tagged" : "tagged"
-            text += "\(summary.tagged.count) files \(verb), \(summary.unchanged) already up to date, \(summary.failed.count) failed, "
+            text += "\(Self.files(summary.tagged.count)) \(verb), \(summary.unchanged) already up to date, \(summary.failed.count) failed, "
                 + "\(summary.skipped.count) skipped\(summary.skipped.isEmpty ? "" : " (" + Self.reasons(summary.skipped) + ")")\n"
             FileHandle.standardError.write(Data(text.utf8))
         }
         if !summary.failed.isEmpty { throw ExitCode(1) }
     }
+
+    private static func files(_ count: Int) -> String { count == 1 ? "1 file" : "\(count) files" }
 
     private static func reasons(_ skipped: [TagWriteBack.Failure]) -> String {
         Dictionary(grouping: skipped, by: \.reason).sorted { $0.key < $1.key }.map { "\($0.value.count) \($0.key)" }.joined(separator: "; ")

@@ -49,4 +49,16 @@ long naviscan_watch_read(int fd, void *buffer, size_t capacity, int timeout_ms);
    Returns 1 with `event` filled, 0 at the end of the buffer. `event->name` points into `buffer`. */
 int naviscan_watch_next(const void *buffer, size_t length, size_t *offset, naviscan_watch_event *event);
 
+/* Extended attributes (Linux; elsewhere every call fails with ENOSYS). POSIX ACLs are the attributes
+   system.posix_acl_access and system.posix_acl_default, so they travel with the rest. */
+
+/* Makes `to_fd` carry exactly the extended attributes of `from_fd`: each one set with its value (left
+   alone where it is already equal), and those `to_fd` has that `from_fd` lacks removed. A file system
+   without extended attributes counts as having none. Returns 0, or -1 with errno set. */
+int naviscan_xattr_copy(int from_fd, int to_fd);
+
+/* 1 when both files carry the same extended attributes with the same values, 0 when not, -1 with
+   errno set. */
+int naviscan_xattr_equal(int a_fd, int b_fd);
+
 #endif

@@ -27,8 +27,9 @@ typedef struct {
 int naviscan_tag_kind_of(const char *path);
 
 /// Writes `count` fields into the file's own tag, creating the tag when it has none; every other
-/// field, frame, atom and picture is kept. MP3s are saved as ID3v2.4 without touching an ID3v1 or
-/// APE tag. Returns 0, or -1 with a message in `error`.
+/// field, atom and picture is kept. MP3s are refused (naviscan edits ID3v2 itself, keeping the
+/// tag's version and every frame), and so is a FLAC whose Vorbis comment would pass the format's
+/// 16 MiB block limit. Returns 0, or -1 with a message in `error`.
 int naviscan_tag_write(const char *path, const naviscan_tag_field *fields, int count, char *error, size_t error_size);
 
 /// Reads the fields named by `keys`: `values[i]` points into `buffer` (NUL-terminated), or is NULL

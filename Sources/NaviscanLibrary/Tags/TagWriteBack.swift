@@ -6,11 +6,12 @@ import NaviscanCore
 /// file's own tag, so that players that never call naviscan's API read them. Opt-in, never part of
 /// a scan.
 ///
-/// Safe: the new file is a copy beside the original, tagged by TagLib, synced, given the original's
-/// mode and owner, and renamed over it, so a crash at any moment leaves the old file or the new one
-/// whole. Idempotent: fields already equal to the tag's precision are not written, a file with
-/// nothing to change is not touched, and the store takes the new size, time and content hash, so
-/// the next scan re-analyses nothing. Files changed since their analysis are left alone.
+/// Safe: each file is a `TagTransaction` (a verified copy, committed under a lock only while the
+/// file is still the one first seen), reached only through folders the scan itself follows, and a
+/// symbolic link only when asked. Idempotent: fields already equal to the tag's precision are not
+/// written, a file with nothing to change is not touched, and the store takes the new size, time and
+/// content hash, so the next scan re-analyses nothing. Files changed since their analysis are left
+/// alone; copies left by an interrupted run are removed first.
 public struct TagWriteBack {
     public struct Options: Sendable {
         public var library: String
@@ -18,10 +19,46 @@ public struct TagWriteBack {
         public var dryRun = false
         /// Also MPD's MixRamp fields (MIXRAMP_START, MIXRAMP_END).
         public var mixRamp = false
+        /// Write through a file that is a symbolic link, to its target (only one inside the library).
+        public var followSymlinks = false
+        /// Folders reached through links that leave the library are followed (as the scan's
+        /// `follow-external-links`); else a file there is refused.
+        public var followExternalLinks = false
+        public var hooks = TestHooks.fromEnvironment()
 
         public init(library: String, output: String) {
             self.library = library
             self.output = output
+        }
+    }
+
+    /// What the tests reach into, from the environment: `NAVISCAN_TEST_TAG_COMMIT_FIFO` (a FIFO the
+    /// write-back signals on before each commit, then waits on, so a test can change the file at
+    /// exactly that moment) and `NAVISCAN_TEST_TAG_IGNORE_FREE_SPACE` (let a write that will not fit
+    /// start, to prove the copy's check catches it).
+    public struct TestHooks: Sendable {
+        var beforeCommit: (@Sendable (String) throws -> Void)?
+        var ignoreFreeSpace = false
+
+        static func fromEnvironment() -> TestHooks {
+            let environment = ProcessInfo.processInfo.environment
+            var hooks = TestHooks()
+            hooks.ignoreFreeSpace = environment["NAVISCAN_TEST_TAG_IGNORE_FREE_SPACE"] == "1"
+            if let fifo = environment["NAVISCAN_TEST_TAG_COMMIT_FIFO"] {
+                hooks.beforeCommit = { path in
+                    let out = SystemPath.withCString(fifo) { open($0, O_WRONLY) }
+                    guard out >= 0 else { return }
+                    let line = Array((path + "\n").utf8)
+                    _ = line.withUnsafeBytes { Foundation.write(out, $0.baseAddress, $0.count) }
+                    close(out)
+                    let back = SystemPath.withCString(fifo) { open($0, O_RDONLY) }
+                    guard back >= 0 else { return }
+                    var byte: UInt8 = 0
+                    while read(back, &byte, 1) > 0 {}
+                    close(back)
+                }
+            }
+            return hooks
         }
     }
 
@@ -52,7 +89,9 @@ public struct TagWriteBack {
         public var skipped: [Failure] = []
         public var failed: [Failure] = []
         public var dryRun = false
-        enum CodingKeys: String, CodingKey { case tagged, unchanged, skipped, failed, dryRun = "dry_run" }
+        /// Copies left beside files by an interrupted run, removed before this one.
+        public var removedLeftovers = 0
+        enum CodingKeys: String, CodingKey { case tagged, unchanged, skipped, failed, dryRun = "dry_run", removedLeftovers = "removed_leftovers" }
     }
 
     let options: Options
@@ -74,14 +113,26 @@ public struct TagWriteBack {
         let store = try LibraryStore(path: layout.databasePath)
         var summary = Summary()
         summary.dryRun = options.dryRun
-        for track in try store.allTracks().sorted(by: { $0.relativePath < $1.relativePath }) where track.missingSince == nil {
-            let path = options.library + "/" + track.relativePath
+        let tracks = try store.allTracks().filter { $0.missingSince == nil }.sorted { $0.relativePath < $1.relativePath }
+        if !options.dryRun { summary.removedLeftovers = removeLeftovers(in: Set(tracks.map { ($0.relativePath as NSString).deletingLastPathComponent })) }
+        let libraryRoot = Self.realPath(options.library) ?? options.library
+        for track in tracks {
             guard track.status == .ok else {
                 summary.skipped.append(Failure(relativePath: track.relativePath, reason: "its analysis failed (`naviscan status` says why)"))
                 continue
             }
             guard let json = track.profileJSON, let profile = try? StoredProfile.read(Data(json.utf8)) else {
                 summary.skipped.append(Failure(relativePath: track.relativePath, reason: "no DJ profile; scan with --dj first"))
+                continue
+            }
+            let path: String
+            switch resolve(track.relativePath, libraryRoot: libraryRoot) {
+            case .file(let real): path = real
+            case .skip(let reason):
+                summary.skipped.append(Failure(relativePath: track.relativePath, reason: reason))
+                continue
+            case .fail(let reason):
+                summary.failed.append(Failure(relativePath: track.relativePath, reason: reason))
                 continue
             }
             var info = stat()
@@ -107,9 +158,7 @@ public struct TagWriteBack {
                 }
                 guard !changes.isEmpty else { summary.unchanged += 1; continue }
                 if !options.dryRun {
-                    try rewrite(path: path, original: info, fields: changes.map { ($0.key, Optional($0.new)) })
-                    var after = stat()
-                    guard SystemPath.withCString(path, { stat($0, &after) }) == 0 else { throw TagFile.Failure(path: path, reason: "vanished after tagging") }
+                    let after = try TagTransaction(path: path, kind: kind, fields: changes.map { ($0.key, Optional($0.new)) }, hooks: options.hooks).run()
                     try store.recordTagWrite(relativePath: track.relativePath, size: Int64(after.st_size),
                                              mtime: LibraryWalker.modificationTime(after),
                                              contentHash: ContentHash.of(path: path, size: Int64(after.st_size)))
@@ -127,66 +176,60 @@ public struct TagWriteBack {
         return summary
     }
 
-    /// A tagged copy beside the file, then renamed over it; the original's mode and owner kept.
-    private func rewrite(path: String, original: stat, fields: [(key: String, value: String?)]) throws {
-        guard original.st_mode & 0o222 != 0 else {
-            throw TagFile.Failure(path: path, reason: "the file is read-only (mode \(String(original.st_mode & 0o7777, radix: 8))); make it writable to tag it")
-        }
-        let directory = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
-        var template = SystemPath.bytes(of: "\(directory)/.\(name).naviscan-tag-XXXXXX").map { CChar(bitPattern: $0) } + [0]
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else {
-            throw TagFile.Failure(path: path, reason: "cannot write beside the file (\(String(cString: strerror(errno)))); the folder must be writable")
-        }
-        let temporary = template.withUnsafeBufferPointer { SystemPath.string(fromCString: $0.baseAddress!) }
-        var renamed = false
-        defer {
-            if !renamed { SystemPath.withCString(temporary) { _ = unlink($0) } }
-        }
-        do {
-            try copy(from: path, to: fd)
-            guard fchmod(fd, original.st_mode & 0o7777) == 0 else { throw posix("cannot set the copy's mode") }
-            if fchown(fd, original.st_uid, original.st_gid) != 0 && (original.st_uid != geteuid() || original.st_gid != getegid()) {
-                throw posix("cannot give the copy the file's owner")
-            }
-            close(fd)
-        } catch {
-            close(fd)
-            throw error
-        }
-        try TagFile.write(path: temporary, fields: fields)
-        let synced = SystemPath.withCString(temporary) { open($0, O_RDONLY) }
-        guard synced >= 0, fsync(synced) == 0 else {
-            if synced >= 0 { close(synced) }
-            throw posix("cannot sync the tagged copy")
-        }
-        close(synced)
-        guard SystemPath.withCString(temporary, { from in SystemPath.withCString(path) { rename(from, $0) } }) == 0 else {
-            throw posix("cannot replace the file")
-        }
-        renamed = true
-        try? AtomicFile.syncDirectory(directory, for: path)
-
-        func posix(_ what: String) -> TagFile.Failure { TagFile.Failure(path: path, reason: "\(what): \(String(cString: strerror(errno)))") }
+    /// Where a track's tags go, if anywhere.
+    enum Resolution: Equatable {
+        case file(String)
+        case skip(String)
+        case fail(String)
     }
 
-    private func copy(from path: String, to out: Int32) throws {
-        let input = SystemPath.withCString(path) { open($0, O_RDONLY) }
-        guard input >= 0 else { throw TagFile.Failure(path: path, reason: "cannot read the file: \(String(cString: strerror(errno)))") }
-        defer { close(input) }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        while true {
-            let n = read(input, buffer.baseAddress, buffer.count)
-            if n == 0 { return }
-            guard n > 0 else { throw TagFile.Failure(path: path, reason: "cannot read the file: \(String(cString: strerror(errno)))") }
-            var written = 0
-            while written < n {
-                let w = write(out, buffer.baseAddress! + written, n - written)
-                guard w > 0 else { throw TagFile.Failure(path: path, reason: "cannot write the copy: \(String(cString: strerror(errno)))") }
-                written += w
+    /// The real file behind a track, by the scan's rules: folders linked from inside the library
+    /// are followed, folders leading outside it only with `followExternalLinks`; a file that is
+    /// itself a symbolic link only with `followSymlinks`, and only to a target inside the library.
+    func resolve(_ relativePath: String, libraryRoot: String) -> Resolution {
+        let path = options.library + "/" + relativePath
+        let folder = (path as NSString).deletingLastPathComponent
+        guard let realFolder = Self.realPath(folder) else { return .fail("cannot reach its folder: \(String(cString: strerror(errno)))") }
+        if !Self.isInside(realFolder, libraryRoot), !options.followExternalLinks {
+            return .fail("its folder now leads outside the library (\(realFolder)) through a symbolic link, which the scan does not follow; "
+                         + "not written (pass --follow-external-links if that is where your music lives)")
+        }
+        var info = stat()
+        guard SystemPath.withCString(path, { lstat($0, &info) }) == 0 else { return .fail("cannot read the file: \(String(cString: strerror(errno)))") }
+        guard info.st_mode & S_IFMT == S_IFLNK else { return .file(realFolder + "/" + (path as NSString).lastPathComponent) }
+        guard options.followSymlinks else { return .skip("a symbolic link (pass --follow-symlinks to tag its target)") }
+        guard let target = Self.realPath(path) else { return .fail("a symbolic link whose target cannot be reached: \(String(cString: strerror(errno)))") }
+        guard Self.isInside(target, libraryRoot) else { return .skip("a symbolic link to a file outside the library (\(target)); not written") }
+        return .file(target)
+    }
+
+    /// Copies an interrupted run left in these folders (library-relative), removed; how many.
+    private func removeLeftovers(in folders: Set<String>) -> Int {
+        var removed = 0
+        for folder in folders {
+            let directory = folder.isEmpty ? options.library : options.library + "/" + folder
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where TagTransaction.isLeftover(name) {
+                var info = stat()
+                let path = directory + "/" + name
+                guard SystemPath.withCString(path, { lstat($0, &info) }) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+                if SystemPath.withCString(path, { unlink($0) }) == 0 {
+                    removed += 1
+                    logger.info("removed a copy left by an interrupted naviscan tag", metadata: ["path": "\(path)"])
+                }
             }
         }
+        return removed
+    }
+
+    static func realPath(_ path: String) -> String? {
+        SystemPath.withCString(path) { cPath in
+            guard let resolved = realpath(cPath, nil) else { return nil }
+            defer { free(resolved) }
+            return SystemPath.string(fromCString: resolved)
+        }
+    }
+
+    static func isInside(_ path: String, _ root: String) -> Bool {
+        path == root || path.hasPrefix(root.hasSuffix("/") ? root : root + "/")
     }
 }
