@@ -13,7 +13,7 @@ struct TagCommand: AsyncParsableCommand {
             Opt-in and never part of a scan: it writes what the last scan measured (run `naviscan scan` \
             first). Per track: REPLAYGAIN_TRACK_GAIN ("-6.86 dB", at the store's --reference-lufs) and \
             REPLAYGAIN_TRACK_PEAK, the album pair once the whole album is measured, BPM (rounded), and for \
-            Opus R128_TRACK_GAIN/R128_ALBUM_GAIN; in ID3v2.4 (MP3), Vorbis comments (FLAC, Ogg, Opus), \
+            Opus R128_TRACK_GAIN/R128_ALBUM_GAIN; in ID3v2 (MP3, keeping the tag's version), Vorbis comments (FLAC, Ogg, Opus), \
             iTunes atoms (M4A) or APEv2 (WavPack, Monkey's Audio, Musepack). An Opus header's output gain \
             is never changed. The audio is not touched, nor are other tags and pictures (docs/tags.md).
 
