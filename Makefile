@@ -1,7 +1,9 @@
 # naviscan — every target installs what it needs on a fresh Debian machine (apt-get, as root or via sudo).
 SHELL := /bin/bash
 PREFIX ?= /usr/local
-SWIFT ?= swift
+# sudo drops the user's PATH (secure_path), so `sudo make install` looks where toolchains are unpacked.
+SWIFT ?= $(or $(shell command -v swift 2>/dev/null),$(firstword $(wildcard /opt/swift/usr/bin/swift /usr/share/swift/usr/bin/swift \
+	$(if $(SUDO_USER),$(shell getent passwd $(SUDO_USER) | cut -d: -f6)/.local/share/swiftly/bin/swift))),swift)
 DEB_PACKAGES := pkg-config libsndfile1-dev libmpg123-dev libfftw3-dev libebur128-dev libavformat-dev libavcodec-dev libavutil-dev libtag1-dev python3-yaml python3-mutagen ffmpeg
 PKGCONFIG_MODULES := sndfile libmpg123 libsyn123 fftw3f libebur128 libavformat libavcodec libavutil taglib
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -28,7 +30,7 @@ SHARE = $(DESTDIR)$(PREFIX)/share/naviscan
 runtime-packages:
 	@echo $(RUNTIME_PACKAGES)
 
-.PHONY: all runtime-packages deps browser-deps test-browser test-slurm check-kubernetes screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check tempo-cv install uninstall man check-man check-install deb test-deb image-deps image test-image clean
+.PHONY: all runtime-packages swift-check swift-path deps browser-deps test-browser test-slurm check-kubernetes screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check tempo-cv install uninstall man check-man check-install deb test-deb image-deps image test-image clean
 
 all: build
 
@@ -44,8 +46,17 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(DEB_PACKAGES); \
 	fi
 
-build: deps
+build: deps swift-check
 	$(SWIFT) build $(RELEASE_FLAGS) --product naviscan
+
+# A plain message, not "swift: command not found", when no toolchain can be found.
+swift-check:
+	@command -v $(SWIFT) >/dev/null 2>&1 || { echo "make: no Swift toolchain found (Swift 6.2 or later builds naviscan): \
+	install one from https://www.swift.org/install/linux/ to /opt/swift, or pass SWIFT=/path/to/swift" >&2; exit 1; }
+
+# The toolchain make uses (scripts/ci/check-install.sh checks that sudo's PATH finds one).
+swift-path:
+	@echo $(SWIFT)
 
 # The end-to-end scan tests run the naviscan executable, so it is built first. The suites run one at a
 # time: several start live servers and scans, and on a 2-core machine they starve each other.

@@ -234,7 +234,7 @@ struct ScanCommand: AsyncParsableCommand {
                 + (s.unsupportedFiles.count > 3 ? " and \(s.unsupportedFiles.count - 3) more" : "") + "\n"
         }
         let outArgument = explicitOut ? " --out \(shellQuoted(out))" : ""
-        text += "Results: \(out) (naviscan.db, profiles/, vis/)\n"
+        text += "Results: \(out) (\(OutputLayout(root: out).presentEntries().joined(separator: ", ")))\n"
         if s.interrupted {
             text += "Interrupted: \(s.pending) files not analysed yet; run the same command again to resume.\n"
         } else if let shard = s.shard {

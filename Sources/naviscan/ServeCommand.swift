@@ -136,6 +136,10 @@ struct ServeCommand: AsyncParsableCommand {
         // Precompute analyses with the parameters the store's scans recorded.
         let loaded = try await StoreSettings.load(flags: flags, configFile: store.config.path, libraryArgument: nil, command: "serve --library")
         let (location, settings) = (loaded.location, loaded.settings)
+        // A mistyped library must not be created (its store would be) and served empty.
+        if let library = location.library {
+            do { try LibraryScanner.checkLibraryFolder(library) } catch { throw CLIError(UserMessage.describe(error)) }
+        }
         let host = settings.string(Settings.host) ?? Defaults.host
         let port = settings.int(Settings.port) ?? Defaults.port
         guard (0...65_535).contains(port) else { throw CLIError("\(settings.origin(Settings.port)) must be 0…65535, got \(port)") }

@@ -109,6 +109,16 @@ struct CommandLineTests {
         #expect(changed.stderr.contains("3 analysed"))
     }
 
+    @Test("A --dj scan's summary names the folders it made, not vis/")
+    func summaryNamesWhatIsThere() throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        let run = try s.run([s.library, "--dj"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let results = try #require(run.stderr.split(separator: "\n").first { $0.hasPrefix("Results: ") }, "\(run.stderr)")
+        #expect(results.hasSuffix("(naviscan.db, profiles/, waveforms/)"), "\(results)")
+    }
+
     @Test("Analysers are remembered one by one: --vis alone keeps the nightly re-scan's DJ profiles current; --no-dj turns them off")
     func analysersRememberedSeparately() throws {
         let s = try Scratch()
@@ -262,7 +272,7 @@ struct CommandLineTests {
         #expect(tag.stdout.contains("Beyonc\u{F7E9}.flac"), "\(tag.stdout)")
     }
 
-    @Test("Plain errors: a port in use, an output under a file; serve precomputes with the store's parameters; a clean Ctrl-C logs no error")
+    @Test("Plain errors: a port in use, an output under a file, a mistyped library for serve; serve precomputes with the store's parameters; a clean Ctrl-C logs no error")
     func plainErrorsAndServe() throws {
         let s = try Scratch()
         defer { s.remove() }
@@ -274,6 +284,12 @@ struct CommandLineTests {
         #expect(!busy.stderr.contains("bind(descriptor"))
         let port = blocker.port
         blocker.close()
+
+        // A mistyped library is refused by serve as by scan, and not created.
+        let typo = s.library + "-typo"
+        let missing = try s.run(["serve", "--library", typo, "--port", "0"])
+        #expect(missing.status == 2 && missing.stderr.contains("cannot read the library \(typo): no such directory"), "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: typo))
 
         let notDirectory = try s.run([s.library, "-o", s.library + "/groove_120bpm.mp3/out", "-q"])
         #expect(notDirectory.status == 2 && notDirectory.stderr.contains("cannot write the output directory"), "\(notDirectory.stderr)")

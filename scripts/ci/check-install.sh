@@ -6,13 +6,20 @@
 #     mount namespace with an empty tmpfs over the toolchain's directory, LD_LIBRARY_PATH empty;
 #  4. the installed binary serves the web page from PREFIX/share/naviscan/web;
 #  5. the systemd units verify (systemd-analyze verify, with the installed binary at its ExecStart path);
-#  6. completions and the man page are installed, and `make uninstall` removes everything.
+#  6. completions and the man page are installed, and `make uninstall` removes everything;
+#  and first, that `sudo make install` finds the toolchain though sudo's PATH has none.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 scratch=$(mktemp -d /tmp/naviscan-install.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 stage="$scratch/stage"
+
+echo "== sudo's PATH (secure_path, no toolchain on it) still finds the toolchain"
+swift_under_sudo=$(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root SUDO_USER="${USER:-root}" \
+    make --no-print-directory -s swift-path)
+[ -x "$swift_under_sudo" ] || { echo "FAIL: under sudo's PATH make uses '$swift_under_sudo', not a toolchain" >&2; exit 1; }
+echo "   $swift_under_sudo"
 
 make --no-print-directory install DESTDIR="$stage" PREFIX=/usr/local > "$scratch/install.log" 2>&1 \
     || { tail -40 "$scratch/install.log"; echo "FAIL: make install" >&2; exit 1; }

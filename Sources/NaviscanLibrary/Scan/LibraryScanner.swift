@@ -102,15 +102,20 @@ public final class LibraryScanner: @unchecked Sendable {
         return summary
     }
 
+    /// Throws unless `library` is an existing folder. Checked before anything is created: the default
+    /// output directory lies inside the library, and creating it would make a mistyped library exist.
+    public static func checkLibraryFolder(_ library: String) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: library, isDirectory: &isDirectory) else {
+            throw LibraryError.libraryUnreadable(path: library, reason: "no such directory")
+        }
+        guard isDirectory.boolValue else { throw LibraryError.libraryUnreadable(path: library, reason: "not a directory") }
+    }
+
     /// Checks the library, then takes the output folder: its lock, its store (set aside first when
     /// asked to rebuild it), and a clean slate of temporary files.
     private func openOutput() throws -> (LibraryStore, ScanLock, setAside: String?) {
-        // Check the library before anything is created: its default output directory lies inside it.
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: options.library, isDirectory: &isDirectory) else {
-            throw LibraryError.libraryUnreadable(path: options.library, reason: "no such directory")
-        }
-        guard isDirectory.boolValue else { throw LibraryError.libraryUnreadable(path: options.library, reason: "not a directory") }
+        try Self.checkLibraryFolder(options.library)
         try OutputLayout.createWritableDirectory(options.output)
         let scanLock = try ScanLock(path: layout.lockPath, outputDirectory: options.output, owner: options.lockOwner)
         var setAside: String?

@@ -56,6 +56,15 @@ public struct OutputLayout: Sendable {
         "\(root)/\(output.directory)/\(key.prefix(2))/\(key).\(output.fileExtension)"
     }
 
+    /// What the output folder holds, as a summary names it: the store, then each output kind's
+    /// folder that exists (`profiles/`, `vis/`, `waveforms/`).
+    public func presentEntries() -> [String] {
+        var seen = Set<String>()
+        let folders = Self.trackOutputs.map(\.directory).filter { seen.insert($0).inserted }
+            .filter { FileManager.default.fileExists(atPath: root + "/" + $0) }
+        return [Self.databaseFileName] + folders.map { $0 + "/" }
+    }
+
     /// The paths of every output kind of the track with `key` (whether they exist or not).
     public func outputPaths(key: String) -> [String] {
         Self.trackOutputs.map { path(of: $0, key: key) }
