@@ -287,8 +287,13 @@ struct CommandLineTests {
 
         // A mistyped library is refused by serve as by scan, and not created.
         let typo = s.library + "-typo"
-        let missing = try s.run(["serve", "--library", typo, "--port", "0"])
-        #expect(missing.status == 2 && missing.stderr.contains("cannot read the library \(typo): no such directory"), "\(missing.stderr)")
+        let (refused, _, refusal) = try NaviscanProcess.start(["serve", "--library", typo, "--port", "0"], environment: s.environment)
+        let deadline = Date().addingTimeInterval(30)
+        while refused.isRunning, Date() < deadline { usleep(20_000) }
+        if refused.isRunning { refused.terminate() }
+        refused.waitUntilExit()
+        let refusalText = String(decoding: refusal.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(refused.terminationStatus == 2 && refusalText.contains("cannot read the library \(typo): no such directory"), "\(refusalText)")
         #expect(!FileManager.default.fileExists(atPath: typo))
 
         let notDirectory = try s.run([s.library, "-o", s.library + "/groove_120bpm.mp3/out", "-q"])
