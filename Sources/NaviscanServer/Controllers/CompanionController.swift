@@ -24,12 +24,12 @@ struct CompanionController {
         routes.get("/smart-dj/profile", access: .companion) { request, _ in
             try await profile(services.paths.resolve(QueryValues(request)))
         }
-        routes.get("/smart-dj/bulk-profiles", access: .companion) { request, _ in
+        routes.get("/smart-dj/bulk-profiles", access: .companion, cost: .expensive) { request, _ in
             let paths = QueryValues(request).pathList("paths")
             guard !paths.isEmpty else { throw APIError.badRequest("paths is required (comma-separated, repeated, or POST a JSON array)") }
             return try await bulk(paths)
         }
-        routes.post("/smart-dj/bulk-profiles", access: .companion) { request, _ in
+        routes.post("/smart-dj/bulk-profiles", access: .companion, cost: .expensive) { request, _ in
             let body = try await request.body.collect(upTo: Self.bulkBodyLimit)
             let object = try? JSONSerialization.jsonObject(with: Data(buffer: body))
             guard let paths = (object as? [String]) ?? ((object as? [String: Any])?["paths"] as? [String]) else {
