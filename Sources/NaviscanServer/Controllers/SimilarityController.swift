@@ -68,7 +68,8 @@ actor SimilarityCache {
     func tracks(_ store: LibraryStore) async throws -> SimilarTracks {
         let sequence = try await store.latestSequence()
         let task: Task<SimilarTracks, Error>
-        if let current, current.store === store, current.sequence == sequence {
+        // A build keyed at a later sequence (started by a request that read the store after this one) answers too.
+        if let current, current.store === store, current.sequence >= sequence {
             task = current.build
         } else {
             let build = self.build
