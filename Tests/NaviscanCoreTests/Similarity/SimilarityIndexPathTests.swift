@@ -38,14 +38,14 @@ struct SimilarityIndexPathTests {
         var random = SeededGenerator(seed: 51)
         let dimension = SonicFeatures.dimension
         let centres = (0..<8).map { _ in (0..<dimension).map { _ in Float.random(in: 0...10, using: &random) } }
-        var vectors = (0..<400).map { i in centres[i % 8].map { $0 + Float.random(in: -1.5...1.5, using: &random) } }
+        var vectors = (0..<240).map { i in centres[i % 8].map { $0 + Float.random(in: -1.5...1.5, using: &random) } }
         // Exact copies: equal distances, where the first must win.
-        vectors += vectors.prefix(40)
+        vectors += vectors.prefix(24)
         let features = vectors.map(SonicFeatures.init(values:))
         let normalisation = try #require(SimilarityNormalisation(measuring: features, changeSequence: 1))
         let index = SimilarityIndex(rows: features.enumerated().map { ($0.offset, $0.element) }, normalisation: normalisation)
         let refused = { (i: Int) in i % 7 == 3 }
-        for (from, to, steps) in [(0, 1, 12), (5, 402, 20), (17, 230, 2), (3, 99, 50), (10, 11, 500)] {
+        for (from, to, steps) in [(0, 1, 12), (5, 245, 20), (17, 130, 2), (3, 99, 50), (10, 11, 300)] {
             for allowed in [{ (_: Int) in true }, { !refused($0) }] {
                 let fast = try #require(index.path(from: from, to: to, steps: steps, allowed: allowed)).map(\.id)
                 #expect(fast == Self.reference(index, features, from: from, to: to, steps: steps, allowed: allowed), "\(from) → \(to), \(steps) steps")
