@@ -41,7 +41,7 @@ struct BurstServerTests {
         return (root, data, try store.allTrackPaths())
     }
 
-    @Test("32 concurrent cold /similar and /path on 5,000 tracks: each answered 200 (or 503 with Retry-After), /health answers within a second meanwhile, SIGTERM ends serve within 10 s")
+    @Test("32 concurrent cold /similar and /path on 5,000 tracks, right after serve starts and again right after a store change: each answered 200 (or 503 with Retry-After), /health answers within a second meanwhile, SIGTERM ends serve within 10 s")
     func burst() throws {
         let store = try Self.makeStore(count: 5000)
         defer { try? FileManager.default.removeItem(atPath: store.root) }
@@ -50,10 +50,27 @@ struct BurstServerTests {
         // A server that ignored SIGTERM is killed here, so the suite goes on (`stop()` would wait for it).
         defer { if server.isRunning { kill(server.process.processIdentifier, SIGKILL) } }
 
+        Self.burst(server, store.paths, "right after the start")
+        // A change of the store: the next requests find the index stale and build it again.
+        let writer = try LibraryStore(path: store.data + "/naviscan.db")
+        var added = try #require(try writer.track(relativePath: store.paths[0]))
+        added.relativePath = "Added/" + added.relativePath
+        try writer.commitTracks([.save(added)])
+        Self.burst(server, store.paths + [added.relativePath], "right after a store change")
+
+        let exited = DispatchSemaphore(value: 0)
+        Thread { server.process.waitUntilExit(); exited.signal() }.start()
+        kill(server.process.processIdentifier, SIGTERM)
+        #expect(exited.wait(timeout: .now() + 10) == .success, "serve still running 10 s after SIGTERM")
+    }
+
+    /// 32 requests at once, half /similar, half /path, each on its own thread and connection, with
+    /// /health asked again and again until every one has its answer.
+    static func burst(_ server: ServerProcess, _ paths: [String], _ when: String) {
         let answers = Answers()
         let done = DispatchGroup()
         for i in 0..<32 {
-            let a = store.paths[(i * 157) % store.paths.count], b = store.paths[(i * 311 + 7) % store.paths.count]
+            let a = paths[(i * 157) % paths.count], b = paths[(i * 311 + 7) % paths.count]
             let target = i % 2 == 0 ? "/similar?relative_path=\(query(a))&count=10" : "/path?from=\(query(a))&to=\(query(b))&count=12"
             let expected = i % 2 == 0 ? 10 : 12
             done.enter()
@@ -65,23 +82,15 @@ struct BurstServerTests {
                 }
             }.start()
         }
-        // /health, again and again until every burst request has its answer.
-        var probes = 0
         repeat {
             let start = ContinuousClock.now
             let health = try? RawSocket(port: server.port, timeout: 5).request("GET", "/health")
             let elapsed = start.duration(to: .now)
-            #expect(health?.status == 200, "/health during the burst: \(health.map { "\($0.status)" } ?? "no answer")")
-            #expect(elapsed < .seconds(1), "/health took \(elapsed) during the burst")
-            probes += 1
+            #expect(health?.status == 200, "/health during the burst \(when): \(health.map { "\($0.status)" } ?? "no answer")")
+            #expect(elapsed < .seconds(1), "/health took \(elapsed) during the burst \(when)")
         } while done.wait(timeout: .now() + .milliseconds(50)) == .timedOut
-        #expect(answers.problems.isEmpty, "\(answers.problems)")
-        #expect(answers.ok >= 1 && answers.ok + answers.busy == 32, "\(answers.ok) answered, \(answers.busy) busy")
-
-        let exited = DispatchSemaphore(value: 0)
-        Thread { server.process.waitUntilExit(); exited.signal() }.start()
-        kill(server.process.processIdentifier, SIGTERM)
-        #expect(exited.wait(timeout: .now() + 10) == .success, "serve still running 10 s after SIGTERM")
+        #expect(answers.problems.isEmpty, "\(when): \(answers.problems)")
+        #expect(answers.ok >= 1 && answers.ok + answers.busy == 32, "\(when): \(answers.ok) answered, \(answers.busy) busy")
     }
 
     @Test("Callers that arrive while the similarity index is being built wait for that one build; a failed build is not kept")
@@ -111,6 +120,18 @@ struct BurstServerTests {
         }
         for _ in 0..<2 { await #expect(throws: SimilarityError.self) { try await failing.tracks(store) } }
         #expect(gate.builds == 3, "a failed build is tried again by the next request")
+    }
+
+    @Test("A waiter cancelled (a shutdown past its grace) stops waiting for a build at once; the build goes on")
+    func cancelledWaiter() async throws {
+        let gate = Gate(callers: 1)
+        let build = Task { try await BlockingWork.run { gate.build(); return 1 } }
+        let waiter = Task { try await BlockingWork.value(of: build) }
+        waiter.cancel()
+        // Before the build is let go (or gives up after 10 s): only a cancellable wait ends first.
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+        gate.arrive()
+        #expect(try await build.value == 1)
     }
 }
 
