@@ -2,11 +2,15 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
 import Logging
 import NaviscanCore
 import NaviscanLibrary
 @testable import NaviscanServer
 import NaviscanTestSupport
+import NIOCore
 import Testing
 
 /// Issue 51: a burst of similarity requests right after serve starts must not wedge it.
@@ -91,6 +95,31 @@ struct BurstServerTests {
         } while done.wait(timeout: .now() + .milliseconds(50)) == .timedOut
         #expect(answers.problems.isEmpty, "\(when): \(answers.problems)")
         #expect(answers.ok >= 1 && answers.ok + answers.busy == 32, "\(when): \(answers.ok) answered, \(answers.busy) busy")
+    }
+
+    @Test("With the bound full, /similar, /path and bulk profiles (GET and POST) answer 503 with Retry-After and a message; /health and a single profile are not bounded")
+    func boundedRoutes() async throws {
+        let lib = try ServedLibrary()
+        defer { lib.cleanUp() }
+        var configuration = ServerConfiguration(dataDirectory: lib.data, port: 0)
+        // No room at all: every expensive request finds the bound full.
+        configuration.expensiveRequests = 0
+        let app = try NaviscanAPI.makeApplication(configuration: configuration, logger: Logger(label: "naviscan-test-server"))
+        let (a, b) = (query(lib.tracks[0]), query(lib.tracks[2]))
+        try await app.test(.live) { client in
+            let expensive: [(String, HTTPRequest.Method)] = [("/similar?relative_path=\(a)", .get), ("/path?from=\(a)&to=\(b)", .get),
+                                                             ("/smart-dj/bulk-profiles?paths=\(a)", .get), ("/smart-dj/bulk-profiles", .post)]
+            for (uri, method) in expensive {
+                try await client.execute(uri: uri, method: method, body: ByteBuffer(string: "[\"\(lib.tracks[0])\"]")) { response in
+                    #expect(response.status == .serviceUnavailable, "\(method) \(uri)")
+                    #expect(response.headers[.retryAfter] == "1", "\(method) \(uri)")
+                    #expect(((try? json(response.body))?["error"] as? String)?.contains("retry") == true, "\(method) \(uri)")
+                }
+            }
+            for uri in ["/health", "/smart-dj/profile?relative_path=\(a)"] {
+                try await client.execute(uri: uri, method: .get) { response in #expect(response.status == .ok, "\(uri)") }
+            }
+        }
     }
 
     @Test("Callers that arrive while the similarity index is being built wait for that one build; a failed build is not kept")
