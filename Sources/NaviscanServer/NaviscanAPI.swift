@@ -7,6 +7,7 @@ import Logging
 import NaviscanCore
 import NaviscanLibrary
 import NIOCore
+import ServiceLifecycle
 
 /// `naviscan serve`: the companion API, the visualizer's data, the audio and the web page over a
 /// naviscan store. Each concern is a controller that registers its own routes:
@@ -20,7 +21,18 @@ import NIOCore
 /// Rules for every route are middleware (the error shape and 405s from the route table, the request
 /// log, CORS) or sit below the router (`ConnectionGuard`: timeouts, head limits, the write window).
 public enum NaviscanAPI {
-    /// Builds the application: services, controllers, middleware, the store watcher. Run it with `runService()`.
+    /// How long SIGTERM or SIGINT waits for requests in flight before cancelling them: shutdown ends
+    /// within seconds whatever the server is doing (a similarity build in progress is left behind).
+    public static let shutdownGrace: Duration = .seconds(5)
+
+    /// Runs `app` until SIGTERM or SIGINT, then shuts it down within `shutdownGrace` and the cancellation.
+    public static func run(_ app: some ApplicationProtocol, logger: Logger) async throws {
+        var configuration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        configuration.maximumGracefulShutdownDuration = shutdownGrace
+        try await ServiceGroup(configuration: configuration).run()
+    }
+
+    /// Builds the application: services, controllers, middleware, the store watcher. Run it with `run(_:logger:)`.
     public static func makeApplication(configuration: ServerConfiguration, logger: Logger,
                                        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
         let services = try makeServices(configuration: configuration, logger: logger)
@@ -39,7 +51,8 @@ public enum NaviscanAPI {
         router.middlewares.add(RequestLogMiddleware())
         router.middlewares.add(JSONErrorMiddleware(routes: table))
 
-        let routes = Routes(router: router, table: table, access: configuration.access, basePath: configuration.basePath, store: services.storeHandle)
+        let routes = Routes(router: router, table: table, access: configuration.access, basePath: configuration.basePath, store: services.storeHandle,
+                            limiter: RequestLimiter(limit: configuration.expensiveRequests))
         AdminController(services: services).addRoutes(to: routes)
         CompanionController(services: services).addRoutes(to: routes)
         VisualizerController(services: services).addRoutes(to: routes)

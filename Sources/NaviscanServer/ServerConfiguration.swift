@@ -12,6 +12,10 @@ public struct ServerConfiguration: Sendable {
     public var port: Int = Defaults.port
     /// Worker threads for POST /visualizer/precompute.
     public var precomputeJobs: Int = 1
+    /// Expensive requests (/similar, /path, bulk profiles) running at once at most; more are answered
+    /// 503 with Retry-After. Two per core: their work runs on as many threads as cores, and more than
+    /// that only waits.
+    public var expensiveRequests = 2 * Defaults.jobs
     /// Tracks waiting for a precompute worker at most; more are answered 503.
     public var precomputeQueueCapacity: Int = 256
     /// The parameters precompute analyses with: those the store's scans use, so a later scan finds

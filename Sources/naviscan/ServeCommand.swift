@@ -196,7 +196,7 @@ struct ServeCommand: AsyncParsableCommand {
                 // One plain line, so scripts (and the tests) learn the port when --port 0 picked one.
                 FileHandle.standardError.write(Data("naviscan: listening on http://\(host):\(port)\n".utf8))
             }
-            try await app.runService()
+            try await NaviscanAPI.run(app, logger: logger)
         } catch {
             throw CLIError(Self.describe(error, host: host, port: port))
         }

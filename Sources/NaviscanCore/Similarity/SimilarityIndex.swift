@@ -161,23 +161,62 @@ public struct SimilarityIndex<ID: Hashable & Sendable>: Sendable {
     }
 
     /// A sonic path: `steps` tracks from `from` to `to` (both included), each between the track
-    /// before it and the goal, the vector moving evenly from one to the other.
+    /// before it and the goal, the vector moving evenly from one to the other. `allowed` is asked only
+    /// of a track about to be chosen; one it refuses is never chosen.
+    ///
+    /// One pass over the vectors gives every track's |x|², x·a and x·b; each step's squared distance
+    /// from x to its point p ≈ (1 − t)a + tb is then |x|² − 2((1 − t)x·a + t x·b) + |p|², a few
+    /// operations per track instead of a pass over its components (docs/performance.md). That sum
+    /// rounds differently from the direct one, so the tracks within its rounding of the best are
+    /// measured directly and the nearest of those is taken: the track a direct scan picks, ties to
+    /// the first.
     public func path(from: ID, to: ID, steps: Int, allowed: (ID) -> Bool = { _ in true }) -> [Neighbour]? {
         guard let a = position[from], let b = position[to], steps >= 2 else { return nil }
-        var used: Set<Int> = [a, b]
+        let n = ids.count, dimension = Self.dimension
+        var norm = [Double](repeating: 0, count: n), dotA = norm, dotB = norm
+        vectors.withUnsafeBufferPointer { v in
+            let va = v.baseAddress! + a * dimension, vb = v.baseAddress! + b * dimension
+            for i in 0..<n {
+                let x = v.baseAddress! + i * dimension
+                var xx: Float = 0, xa: Float = 0, xb: Float = 0
+                for d in 0..<dimension {
+                    xx += x[d] * x[d]
+                    xa += x[d] * va[d]
+                    xb += x[d] * vb[d]
+                }
+                (norm[i], dotA[i], dotB[i]) = (Double(xx), Double(xa), Double(xb))
+            }
+        }
+        var excluded = [Bool](repeating: false, count: n)
+        excluded[a] = true
+        excluded[b] = true
         var result = [Neighbour(id: from, similarity: 1, distance: 0)]
         for step in 1..<(steps - 1) {
             let t = Float(step) / Float(steps - 1)
-            let point = (0..<Self.dimension).map { d in
-                vectors[a * Self.dimension + d] * (1 - t) + vectors[b * Self.dimension + d] * t
+            let point = (0..<dimension).map { d in
+                vectors[a * dimension + d] * (1 - t) + vectors[b * dimension + d] * t
             }
-            var best: (Float, Int)?
-            for i in 0..<ids.count where !used.contains(i) && allowed(ids[i]) {
-                let d = point.withUnsafeBufferPointer { distance(i, toPoint: $0.baseAddress!) }
-                if best == nil || d < best!.0 { best = (d, i) }
+            let pointNorm = point.reduce(0) { $0 + Double($1) * Double($1) }
+            let (ta, tb) = (2 * Double(1 - t), 2 * Double(t))
+            var chosen: Int?
+            while chosen == nil {
+                var best = Double.infinity
+                for i in 0..<n where !excluded[i] { best = min(best, norm[i] - ta * dotA[i] - tb * dotB[i] + pointNorm) }
+                guard best.isFinite else { break }
+                // Float rounding in the dot products and in p itself, with room to spare.
+                let margin = 1e-3 * (1 + abs(best))
+                var exact: (Float, Int)?
+                point.withUnsafeBufferPointer { p in
+                    for i in 0..<n where !excluded[i] && norm[i] - ta * dotA[i] - tb * dotB[i] + pointNorm <= best + margin {
+                        let d = distance(i, toPoint: p.baseAddress!)
+                        if exact == nil || d < exact!.0 { exact = (d, i) }
+                    }
+                }
+                guard let (_, candidate) = exact else { break }
+                excluded[candidate] = true
+                if allowed(ids[candidate]) { chosen = candidate }
             }
-            guard let (_, chosen) = best else { break }
-            used.insert(chosen)
+            guard let chosen else { break }
             result.append(Neighbour(id: ids[chosen], similarity: similarity(distance: distance(a, chosen)), distance: distance(a, chosen)))
         }
         result.append(Neighbour(id: to, similarity: similarity(distance: distance(a, b)), distance: distance(a, b)))

@@ -24,12 +24,12 @@ struct CompanionController {
         routes.get("/smart-dj/profile", access: .companion) { request, _ in
             try await profile(services.paths.resolve(QueryValues(request)))
         }
-        routes.get("/smart-dj/bulk-profiles", access: .companion) { request, _ in
+        routes.get("/smart-dj/bulk-profiles", access: .companion, cost: .expensive) { request, _ in
             let paths = QueryValues(request).pathList("paths")
             guard !paths.isEmpty else { throw APIError.badRequest("paths is required (comma-separated, repeated, or POST a JSON array)") }
             return try await bulk(paths)
         }
-        routes.post("/smart-dj/bulk-profiles", access: .companion) { request, _ in
+        routes.post("/smart-dj/bulk-profiles", access: .companion, cost: .expensive) { request, _ in
             let body = try await request.body.collect(upTo: Self.bulkBodyLimit)
             let object = try? JSONSerialization.jsonObject(with: Data(buffer: body))
             guard let paths = (object as? [String]) ?? ((object as? [String: Any])?["paths"] as? [String]) else {
@@ -114,24 +114,32 @@ struct CompanionController {
         for path in paths {
             do { resolved[path] = try await services.paths.resolve(path) } catch let error as APIError where error.status == .conflict {}
         }
-        let valid = paths
         var stored = try await services.store.profiles(relativePaths: Array(Set(resolved.values)))
+        // Reading up to 10,000 profiles is CPU work: off the cooperative threads (`BlockingWork`).
+        let damaged = try await BlockingWork.run { [stored] in stored.filter { (try? StoredProfile.read(Data($0.value.utf8))) == nil }.map(\.key) }
         // A stored profile that is not a valid profile is left out (listed as missing) and marked.
-        for (path, json) in stored where (try? StoredProfile.read(Data(json.utf8))) == nil {
+        for path in damaged {
             stored[path] = nil
             _ = await services.damaged(path, .profile, StoredProfileError.notAProfile)
         }
+        return JSONBody.response(data: try await BlockingWork.run { [resolved, stored] in
+            try Self.bulkBody(paths: paths, resolved: resolved, stored: stored)
+        })
+    }
+
+    /// `{"missing": [...], "profiles": {path: profile, ...}}` under the paths as sent.
+    private static func bulkBody(paths: [String], resolved: [String: String], stored: [String: String]) throws -> Data {
         var found: [String: String] = [:]
         for path in paths { if let track = resolved[path], let json = stored[track] { found[path] = json } }
         var body = Data("{\"missing\":".utf8)
-        body += try JSONSerialization.data(withJSONObject: valid.filter { found[$0] == nil }, options: [.withoutEscapingSlashes])
+        body += try JSONSerialization.data(withJSONObject: paths.filter { found[$0] == nil }, options: [.withoutEscapingSlashes])
         body += Data(",\"profiles\":{".utf8)
-        for (i, path) in valid.filter({ found[$0] != nil }).enumerated() {
+        for (i, path) in paths.filter({ found[$0] != nil }).enumerated() {
             if i > 0 { body += Data(",".utf8) }
             body += try JSONSerialization.data(withJSONObject: path, options: [.fragmentsAllowed, .withoutEscapingSlashes])
             body += Data(":".utf8) + Data(found[path]!.utf8)
         }
         body += Data("}}".utf8)
-        return JSONBody.response(data: body)
+        return body
     }
 }

@@ -23,39 +23,50 @@ final class RouteTable: Sendable {
 }
 
 /// Where a controller registers its routes: the router, with each registration noted in the table.
-/// Every route says who may call it (`RouteAccess`); the token and the store's availability are
-/// checked by middleware on each route's group, so no handler repeats them.
+/// Every route says who may call it (`RouteAccess`) and whether it is expensive (`RouteCost`); the
+/// token, the store's availability and the bound on expensive requests are checked by middleware on
+/// each route's group, so no handler repeats them.
 struct Routes {
     let router: Router<NaviscanRequestContext>
     let table: RouteTable
     let access: AccessPolicy
     let basePath: String
     let store: StoreHandle
+    /// Shared by every expensive route: the bound is on all of them together.
+    let limiter: RequestLimiter
 
-    private func group(_ routeAccess: RouteAccess) -> RouterGroup<NaviscanRequestContext> {
+    private func group(_ routeAccess: RouteAccess, _ cost: RouteCost) -> RouterGroup<NaviscanRequestContext> {
         let group = router.group()
         group.add(middleware: AccessMiddleware(access: routeAccess, policy: access, basePath: basePath))
         if routeAccess != .open { group.add(middleware: StoreOutageMiddleware(store: store)) }
+        if cost == .expensive { group.add(middleware: RequestLimitMiddleware(limiter: limiter)) }
         return group
     }
 
-    func get(_ path: String, access routeAccess: RouteAccess,
+    func get(_ path: String, access routeAccess: RouteAccess, cost: RouteCost = .cheap,
              use handler: @escaping @Sendable (Request, NaviscanRequestContext) async throws -> Response) {
         table.note(path, .get)
-        group(routeAccess).get(RouterPath(path), use: handler)
+        group(routeAccess, cost).get(RouterPath(path), use: handler)
     }
 
-    func post(_ path: String, access routeAccess: RouteAccess,
+    func post(_ path: String, access routeAccess: RouteAccess, cost: RouteCost = .cheap,
               use handler: @escaping @Sendable (Request, NaviscanRequestContext) async throws -> Response) {
         table.note(path, .post)
-        group(routeAccess).post(RouterPath(path), use: handler)
+        group(routeAccess, cost).post(RouterPath(path), use: handler)
     }
 
     func webSocket(_ path: String, access routeAccess: RouteAccess,
                    onUpgrade handler: @escaping WebSocketDataHandler<WebSocketRouterContext<NaviscanRequestContext>>) {
         table.note(path, .get)
-        group(routeAccess).ws(RouterPath(path), onUpgrade: handler)
+        group(routeAccess, .cheap).ws(RouterPath(path), onUpgrade: handler)
     }
+}
+
+/// Whether a route is bounded by the server's `RequestLimiter`.
+enum RouteCost {
+    case cheap
+    /// Seconds of CPU or thousands of rows per request: at most `ServerConfiguration.expensiveRequests` at once.
+    case expensive
 }
 
 /// While the store is gone (see `StoreHandle`), every route that reads it answers 503 and says why.

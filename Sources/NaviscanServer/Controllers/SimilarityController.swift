@@ -10,21 +10,21 @@ struct SimilarityController {
     let cache = SimilarityCache()
 
     func addRoutes(to routes: Routes) {
-        routes.get("/similar", access: .companion) { request, _ in
+        routes.get("/similar", access: .companion, cost: .expensive) { request, _ in
             let query = QueryValues(request)
             let path = try await services.paths.resolve(query)
             let count = try Self.count(query, default: 10)
             let tracks = try await cache.tracks(services.store)
-            return try Self.answer { try tracks.similar(to: path, count: count) }
+            return try await Self.answer { try tracks.similar(to: path, count: count) }
         }
-        routes.get("/path", access: .companion) { request, _ in
+        routes.get("/path", access: .companion, cost: .expensive) { request, _ in
             let query = QueryValues(request)
             let from = try await services.paths.resolve(query.first("from"))
             let to = try await services.paths.resolve(query.first("to"))
             let count = try Self.count(query, default: 12)
             guard count >= 2 else { throw APIError.badRequest("count must be at least 2 for a path (its two ends)") }
             let tracks = try await cache.tracks(services.store)
-            return try Self.answer { try tracks.path(from: from, to: to, count: count) }
+            return try await Self.answer { try tracks.path(from: from, to: to, count: count) }
         }
     }
 
@@ -34,9 +34,10 @@ struct SimilarityController {
         return count
     }
 
-    static func answer(_ body: () throws -> [SimilarTracks.Match]) throws -> Response {
+    /// The search itself runs as blocking work: a scan of every track's vector.
+    static func answer(_ body: @escaping @Sendable () throws -> [SimilarTracks.Match]) async throws -> Response {
         let matches: [SimilarTracks.Match]
-        do { matches = try body() } catch let error as SimilarityError { throw APIError.notFound(error.description) }
+        do { matches = try await BlockingWork.run(body) } catch let error as SimilarityError { throw APIError.notFound(error.description) }
         let entries: [[String: Any]] = matches.map { match in
             var entry: [String: Any] = ["path": match.relativePath, "relative_path": match.relativePath, "isDir": false,
                                         "duration": Int(match.duration.rounded())]
@@ -51,15 +52,35 @@ struct SimilarityController {
     }
 }
 
-/// The similarity index, built again only when the store has changed since (or is another store).
+/// The similarity index, built once per store change and shared: every request that arrives while
+/// a build runs waits for that build (an actor alone is reentrant: each caller arriving during the
+/// await would start its own). A build that failed is forgotten, so the next request tries again.
 actor SimilarityCache {
-    private var built: (store: ObjectIdentifier, sequence: Int64, tracks: SimilarTracks)?
+    private let build: @Sendable (LibraryStore) throws -> SimilarTracks
+    /// The store it was built from (held, so that a reopened store is never mistaken for it), the
+    /// change sequence it reflects, and the build (done or in flight).
+    private var current: (store: LibraryStore, sequence: Int64, build: Task<SimilarTracks, Error>)?
+
+    init(build: @escaping @Sendable (LibraryStore) throws -> SimilarTracks = { try SimilarTracks(store: $0) }) {
+        self.build = build
+    }
 
     func tracks(_ store: LibraryStore) async throws -> SimilarTracks {
         let sequence = try await store.latestSequence()
-        if let built, built.store == ObjectIdentifier(store), built.sequence == sequence { return built.tracks }
-        let tracks = try await Task.detached { try SimilarTracks(store: store) }.value
-        built = (ObjectIdentifier(store), sequence, tracks)
-        return tracks
+        let task: Task<SimilarTracks, Error>
+        // A build keyed at a later sequence (started by a request that read the store after this one) answers too.
+        if let current, current.store === store, current.sequence >= sequence {
+            task = current.build
+        } else {
+            let build = self.build
+            task = Task { try await BlockingWork.run { try build(store) } }
+            current = (store, sequence, task)
+        }
+        do {
+            return try await BlockingWork.value(of: task)
+        } catch {
+            if current?.build == task, !(error is CancellationError) { current = nil }
+            throw error
+        }
     }
 }
