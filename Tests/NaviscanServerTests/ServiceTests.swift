@@ -85,6 +85,12 @@ struct ServiceTests {
             #expect(try Self.get(first, target, headers: ["Authorization": "Bearer \(token)"]).status == 200, "\(target)")
             #expect(try Self.get(first, target, headers: ["Authorization": "Bearer \(token.dropLast())x"]).status == 401, "\(target)")
         }
+        // A browser gets a page, not Markdown: what the token is, where it is kept, a field to give it
+        // that comes back to the page asked for.
+        let page = String(decoding: try Self.get(first, "/track?\(track)").body, as: UTF8.self)
+        #expect(page.contains("<h1>Access token needed</h1>") && page.contains("<code>token</code>") && !page.contains("`"), "\(page)")
+        #expect(page.contains("<form method=\"get\" action=\"/track\"><input type=\"hidden\" name=\"relative_path\" value=\"groove_120bpm.mp3\">"), "\(page)")
+        #expect(page.contains("<input type=\"password\" name=\"token\""))
         let write = try RawSocket(port: first.port).request("POST", "/visualizer/precompute", headers: ["Content-Type": "application/json"],
                                                            body: Array(#"{"relative_path": "groove_120bpm.mp3"}"#.utf8))
         #expect(write.status == 401)

@@ -46,6 +46,11 @@ struct WebPageTests {
                 #expect(html.contains("<audio id=\"audio\""))
                 #expect(html.contains("src=\"stream?relative_path=Artist/One.flac\""))
                 #expect(html.contains("<canvas id=\"visualizer\""))
+                // The crossfade ramps in words, not MixRamp's raw "dB seconds;" string.
+                let ramp = try #require(html.range(of: #"<dt>Crossfade in \(level after the start\)</dt><dd>([^<]*)</dd>"#, options: .regularExpression), "\(html)")
+                let words = String(html[ramp]).replacingOccurrences(of: #"<[^>]*>"#, with: "|", options: .regularExpression)
+                #expect(words.range(of: #"\|−?\d+ dB in \d+\.\d\d s( · −?\d+ dB in \d+\.\d\d s)*\|$"#, options: .regularExpression) != nil, "\(words)")
+                #expect(html.contains("<dt>Crossfade out (level before the end)</dt>"))
             }
             try await client.execute(uri: "/track?relative_path=Artist/none.flac", method: .get) { #expect($0.status == .notFound) }
             try await client.execute(uri: "/track?relative_path=../x.flac", method: .get) { #expect($0.status == .badRequest) }

@@ -212,10 +212,18 @@ def main():
         check(listed_similar, f"'More like this' lists the other two tracks ({similar_text!r})")
         others = page.evaluate("Array.from(document.querySelectorAll('#similar li a')).map(a => new URL(a.href).searchParams.get('relative_path'))")
         check(sorted(others or []) == sorted(t for t in tracks if t != track), f"'More like this' names the other tracks ({others})")
+        # Its play button opens that track's page and plays it there: title, profile, waveform and
+        # visualizer follow the audio, not the track the list was made for.
+        played = page.evaluate("new URL(document.querySelector('#similar li a').href).searchParams.get('relative_path')")
         page.evaluate("document.querySelector('#similar button.play').click()")
-        switched = page.wait_for("decodeURIComponent(document.getElementById('audio').src).includes(%s) && document.getElementById('audio').readyState >= 2"
-                                 % json.dumps("relative_path=" + (others or ["?"])[0]))
-        check(switched, "a play button in 'More like this' plays that track through /stream")
+        followed = page.wait_for("new URLSearchParams(location.search).get('relative_path') === %s && document.body && document.body.dataset.loaded === 'yes'"
+                                 % json.dumps(played))
+        check(followed, f"a play button in 'More like this' opens {played}'s page ({page.evaluate('location.href')})")
+        heading = page.evaluate("document.title")
+        check(played is not None and played in (heading or ""), f"the page's title names the track that plays ({heading!r})")
+        switched = page.wait_for("decodeURIComponent(document.getElementById('audio').src).includes(%s) && document.getElementById('audio').readyState >= 2 && !document.getElementById('audio').paused"
+                                 % json.dumps("relative_path=" + (played or "?")))
+        check(switched, "and plays that track through /stream")
         if shots:
             page.screenshot(os.path.join(shots, "track.png"), 1200, 900)
 

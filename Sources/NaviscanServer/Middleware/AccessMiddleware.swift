@@ -64,12 +64,37 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
         var response = JSONBody.response(status: .unauthorized, object: ["error": message])
         response.headers[.wwwAuthenticate] = "Bearer realm=\"naviscan\""
         if request.method == .get, isPage(request) {
-            let html = "<!doctype html><meta charset=\"utf-8\"><title>naviscan: token needed</title><p>"
-                + message.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;") + "</p>"
             response.headers[.contentType] = "text/html; charset=utf-8"
-            response.body = .init(byteBuffer: ByteBuffer(string: html))
+            response.body = .init(byteBuffer: ByteBuffer(string: tokenPage(request)))
         }
         return response
+    }
+
+    /// The page a browser gets without the token: what it is, where to find it, and a field to give
+    /// it, which comes back here as ?token= (setting the cookie) on the page that was asked for. Its
+    /// style is inline: /static needs the token too.
+    private func tokenPage(_ request: Request) -> String {
+        func escaped(_ text: String) -> String {
+            text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+                .replacingOccurrences(of: "\"", with: "&quot;")
+        }
+        let kept = request.uri.queryParameters.filter { $0.key != "token" }
+            .map { "<input type=\"hidden\" name=\"\(escaped(String($0.key)))\" value=\"\(escaped(String($0.value)))\">" }.joined()
+        return """
+            <!doctype html><html lang="en"><head><meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1"><title>naviscan: access token needed</title>
+            <style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#222;background:#fafafa}
+            code{background:#e8e8e8;padding:0 .25em;border-radius:3px}input{font:inherit;padding:.3em;width:18rem}button{font:inherit;padding:.3em .8em}
+            @media (prefers-color-scheme:dark){body{background:#121212;color:#ddd}code{background:#333}}</style></head>
+            <body><h1>Access token needed</h1>
+            <p>This naviscan answers other machines, so its pages ask for the access token it printed when
+            <code>naviscan serve</code> first started. It is kept in the <code>token</code> file of its data folder
+            (unless it was set in the configuration or <code>NAVISCAN_SERVE_TOKEN</code>).</p>
+            <form method="get" action="\(escaped(basePath + request.uri.path))">\(kept)
+            <label>Token <input type="password" name="token" autocomplete="current-password" required></label>
+            <button type="submit">Open</button></form>
+            <p>Players and scripts send <code>Authorization: Bearer TOKEN</code> instead.</p></body></html>
+            """
     }
 
     static func bearer(_ request: Request) -> String? {

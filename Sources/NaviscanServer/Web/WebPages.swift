@@ -139,8 +139,17 @@ enum WebText {
         let outros = ["fade_out": "fades out", "cold_end": "ends cold (stops from loud)", "silence_tail": "ends in a silent tail"]
         if let outro = profile.outro?.rawValue { fields.append(("Outro", outros[outro] ?? outro)) }
         fields.append(("Music audibly ends", num(profile.audibleEnd, 3, " s")))
-        if let ramp = profile.startRamp { fields.append(("Start ramp (dB seconds)", ramp)) }
-        if let ramp = profile.endRamp { fields.append(("End ramp (dB seconds before the end)", ramp)) }
+        if let ramp = profile.startRamp { fields.append(("Crossfade in (level after the start)", Self.rampText(ramp, after: "in"))) }
+        if let ramp = profile.endRamp { fields.append(("Crossfade out (level before the end)", Self.rampText(ramp, after: "before the end"))) }
         return fields.filter { !$0.1.isEmpty }.map { ["label": $0.0, "value": $0.1] }
+    }
+
+    /// A MixRamp ramp ("dB seconds;" pairs, as MPD reads it) in words: "−30 dB in 0.12 s · …".
+    static func rampText(_ ramp: String, after: String) -> String {
+        ramp.split(separator: ";").compactMap { point -> String? in
+            let parts = point.split(separator: " ").compactMap { Double($0) }
+            guard parts.count == 2 else { return nil }
+            return String(format: "%.0f dB %@ %.2f s", parts[0], after, parts[1]).replacingOccurrences(of: "-", with: "−")
+        }.joined(separator: " · ")
     }
 }

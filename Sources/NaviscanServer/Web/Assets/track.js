@@ -174,9 +174,14 @@ async function load() {
   document.body.dataset.loaded = "yes";
 }
 
-load().finally(() => requestAnimationFrame(frame));
+load().finally(() => {
+  requestAnimationFrame(frame);
+  // Opened from a ▶ in "More like this": play at once (the click was the user's gesture).
+  if (audio && new URLSearchParams(location.search).get("play") === "1") audio.play().catch(() => {});
+});
 
-// --- more like this (/similar): each with a play button that plays it here ---
+// --- more like this (/similar): each with a play button that opens that track's page and plays it,
+// so the title, profile, waveform and visualizer are always the playing track's ---
 
 async function loadSimilar() {
   const list = document.getElementById("similar");
@@ -195,8 +200,7 @@ async function loadSimilar() {
         play.textContent = "▶";
         play.title = "play " + entry.path;
         play.addEventListener("click", () => {
-          audio.src = "stream?relative_path=" + encodeURIComponent(entry.path);
-          audio.play().catch(() => {});
+          location.href = "track?relative_path=" + encodeURIComponent(entry.path) + "&play=1";
         });
         item.append(play, " ");
       }
