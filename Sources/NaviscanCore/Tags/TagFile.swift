@@ -67,7 +67,7 @@ public enum TagFile {
 
     /// Writes into `copy` (open for writing, empty; `copyPath` names it) the file at `original` with
     /// `fields` set. MP3s go through `ID3v2Editor` (the new tag, then the original's bytes after its
-    /// old tag); other kinds are copied byte for byte and tagged by TagLib.
+    /// old tag); other kinds are copied byte for byte and tagged by TagLib. The caller syncs the copy.
     public static func writeTaggedCopy(of original: String, kind: Kind, to copy: Int32, copyPath: String,
                                        fields: [(key: String, value: String?)]) throws {
         let input = SystemPath.withCString(original) { open($0, O_RDONLY) }
@@ -87,7 +87,6 @@ public enum TagFile {
             rest = off_t(length)
         }
         try copyBytes(from: input, at: rest, to: copy, path: original, copyPath: copyPath)
-        guard fsync(copy) == 0 else { throw Failure(path: original, reason: "cannot write the tagged copy: \(String(cString: strerror(errno)))") }
         if kind != .id3v2 { try write(path: copyPath, fields: fields) }
     }
 

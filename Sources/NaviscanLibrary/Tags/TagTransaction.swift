@@ -75,6 +75,7 @@ struct TagTransaction {
             if !committed { SystemPath.withCString(copyPath) { _ = unlink($0) } }
         }
         try TagFile.writeTaggedCopy(of: path, kind: kind, to: copy, copyPath: copyPath, fields: fields)
+        guard fsync(copy) == 0 else { throw failure("cannot write the tagged copy to disk: \(Self.errorText()); the file was left as it was") }
         var written = stat()
         guard fstat(copy, &written) == 0 else { throw failure("cannot read the tagged copy back: \(Self.errorText())") }
         let inPlace = original.st_nlink > 1
