@@ -143,10 +143,17 @@ struct ServiceTests {
             try FileManager.default.removeItem(atPath: tokenFile)
             try FileManager.default.createSymbolicLink(atPath: tokenFile, withDestinationPath: "/etc/passwd")
         }
-        let refused = try NaviscanProcess.run(["serve", "--out", s.data, "--host", "0.0.0.0", "--no-watch", "--port", "0"])
-        #expect(refused.status != 0)
-        #expect(refused.stderr.contains("the access token file \(tokenFile) may be read or written by other users (mode 644)")
-            && refused.stderr.contains("run `chmod 600 \(tokenFile)` as its owner"), "\(refused.stderr)")
+        // ServerProcess throws, with serve's standard error, when serve exits instead of listening.
+        let refusal: String
+        do {
+            let started = try ServerProcess(arguments: ["--out", s.data, "--host", "0.0.0.0", "--no-watch"])
+            started.stop()
+            refusal = "serve started: \(started.output)"
+        } catch {
+            refusal = "\(error)"
+        }
+        #expect(refusal.contains("the access token file \(tokenFile) may be read or written by other users (mode 644)")
+            && refusal.contains("run `chmod 600 \(tokenFile)` as its owner"), "\(refusal)")
         #expect(mode() == 0o644)
     }
 
