@@ -216,8 +216,11 @@ struct ServeCommand: AsyncParsableCommand {
                     throw CLIError("cannot create the data folder \(out) for the access token; make its parent writable or pass --out DIR")
                 }
             }
-            let (token, created) = try AccessToken.loadOrCreate(file: file)
+            let (token, created, tightenedFrom) = try AccessToken.loadOrCreate(file: file)
             policy.token = token
+            if let tightenedFrom {
+                FileHandle.standardError.write(Data("naviscan: the access token file \(file) was open to other users (mode \(String(tightenedFrom, radix: 8))); made it readable by its owner only (mode 600)\n".utf8))
+            }
             if created {
                 let shown = host == "0.0.0.0" || host == "::" ? "THIS-MACHINE" : host
                 FileHandle.standardError.write(Data("""

@@ -17,8 +17,8 @@ struct SimilarityOptions: ParsableArguments {
 
     @OptionGroup var config: ConfigFileOption
 
-    /// The library's tracks by sound, and the library's root.
-    func open(command: String) async throws -> (SimilarTracks, String) {
+    /// The library's tracks by sound, the library's root and the store's output folder.
+    func open(command: String) async throws -> (SimilarTracks, root: String, storeFolder: String) {
         var flags: [String: SettingValue] = [Settings.library.key: .string(library)]
         if let data { flags[Settings.out.key] = .string(data) }
         let loaded = try await StoreSettings.load(flags: flags, configFile: config.path, libraryArgument: library, command: command)
@@ -28,7 +28,7 @@ struct SimilarityOptions: ParsableArguments {
         }
         do {
             let store = try LibraryStore(path: location.databasePath)
-            return (try SimilarTracks(store: store), location.library ?? StoreLocation.standardized(library))
+            return (try SimilarTracks(store: store), location.library ?? StoreLocation.standardized(library), location.out)
         } catch {
             throw CLIError(UserMessage.describe(error), code: (error as? LibraryError)?.isFault == true ? 3 : 2)
         }
@@ -52,16 +52,18 @@ struct SimilarityOptions: ParsableArguments {
         }
     }
 
-    func print(_ matches: [SimilarTracks.Match], header: String) throws {
+    /// `omitted`: the tracks a written playlist left out (nil when none was written).
+    func print(_ matches: [SimilarTracks.Match], omitted: Set<String>? = nil, header: String) throws {
         if json {
-            try JSONOutput.write(matches.map(MatchOutput.init))
+            try JSONOutput.write(matches.map { m in MatchOutput(m, inPlaylist: omitted.map { !$0.contains(m.relativePath) }) })
             return
         }
         var text = header + "\n"
         for (i, m) in matches.enumerated() {
             let label = [m.tags.artist, m.tags.title].compactMap { $0 }.joined(separator: " - ")
             text += String(format: "%3d  %.3f  ", i + 1, m.similarity) + EscapingLogHandler.escaped(m.relativePath)
-                + (label.isEmpty ? "" : "  (\(label))") + (m.duplicate ? "  [same recording]" : "") + "\n"
+                + (label.isEmpty ? "" : "  (\(label))") + (m.duplicate ? "  [same recording]" : "")
+                + (omitted?.contains(m.relativePath) == true ? "  [not in the playlist]" : "") + "\n"
         }
         if matches.isEmpty { text += "  (no other track with sound features in this library)\n" }
         FileHandle.standardOutput.write(Data(text.utf8))
@@ -77,8 +79,11 @@ struct MatchOutput: Encodable {
     let title: String?
     let artist: String?
     let album: String?
+    /// Whether the written playlist lists the track; absent when no playlist was written.
+    let inPlaylist: Bool?
 
-    init(_ match: SimilarTracks.Match) {
+    init(_ match: SimilarTracks.Match, inPlaylist: Bool? = nil) {
+        self.inPlaylist = inPlaylist
         relativePath = match.relativePath
         similarity = match.similarity
         duplicate = match.duplicate
@@ -88,7 +93,7 @@ struct MatchOutput: Encodable {
         album = match.tags.album
     }
 
-    enum CodingKeys: String, CodingKey { case relativePath = "relative_path", similarity, duplicate, duration, title, artist, album }
+    enum CodingKeys: String, CodingKey { case relativePath = "relative_path", similarity, duplicate, duration, title, artist, album, inPlaylist = "in_playlist" }
 }
 
 /// `naviscan similar LIBRARY TRACK`: the tracks that sound most like one track.
@@ -124,7 +129,7 @@ struct SimilarCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let (tracks, root) = try await options.open(command: "similar")
+        let (tracks, root, _) = try await options.open(command: "similar")
         let path = SimilarityOptions.relative(track, root: root)
         let matches = try SimilarityOptions.answering { try tracks.similar(to: path, count: count) }
         try options.print(matches, header: "like \(EscapingLogHandler.escaped(path)):")
@@ -156,19 +161,19 @@ struct MixCommand: AsyncParsableCommand {
     @Option(help: "Tracks in the mix, the first included (2 to 1,000).")
     var count = 25
 
-    @Option(name: [.customShort("o"), .customLong("out")], help: ArgumentHelp("The M3U8 playlist to write (else the list is only printed).", valueName: "mix.m3u8"))
-    var playlist: String?
+    @OptionGroup var playlist: PlaylistOutput
 
     func validate() throws {
         guard (2...1000).contains(count) else { throw ValidationError("--count must be between 2 and 1,000, not \(count)") }
     }
 
     func run() async throws {
-        let (tracks, root) = try await options.open(command: "mix")
+        let (tracks, root, storeFolder) = try await options.open(command: "mix")
+        try playlist.check(storeFolder: storeFolder)
         let path = SimilarityOptions.relative(track, root: root)
         let mix = try SimilarityOptions.answering { try tracks.mix(from: path, count: count) }
-        try write(mix, root: root, playlist: playlist)
-        try options.print(mix, header: "mix from \(EscapingLogHandler.escaped(path)):")
+        let omitted = try playlist.write(mix, root: root)
+        try options.print(mix, omitted: omitted, header: "mix from \(EscapingLogHandler.escaped(path)):")
     }
 }
 
@@ -197,31 +202,62 @@ struct PathCommand: AsyncParsableCommand {
     @Option(help: "Tracks on the path, both ends included (2 to 1,000).")
     var count = 12
 
-    @Option(name: [.customShort("o"), .customLong("out")], help: ArgumentHelp("The M3U8 playlist to write (else the list is only printed).", valueName: "path.m3u8"))
-    var playlist: String?
+    @OptionGroup var playlist: PlaylistOutput
 
     func validate() throws {
         guard (2...1000).contains(count) else { throw ValidationError("--count must be between 2 and 1,000, not \(count)") }
     }
 
     func run() async throws {
-        let (tracks, root) = try await options.open(command: "path")
+        let (tracks, root, storeFolder) = try await options.open(command: "path")
+        try playlist.check(storeFolder: storeFolder)
         let a = SimilarityOptions.relative(from, root: root), b = SimilarityOptions.relative(to, root: root)
         let steps = try SimilarityOptions.answering { try tracks.path(from: a, to: b, count: count) }
-        try write(steps, root: root, playlist: playlist)
-        try options.print(steps, header: "from \(EscapingLogHandler.escaped(a)) to \(EscapingLogHandler.escaped(b)):")
+        let omitted = try playlist.write(steps, root: root)
+        try options.print(steps, omitted: omitted, header: "from \(EscapingLogHandler.escaped(a)) to \(EscapingLogHandler.escaped(b)):")
     }
 }
 
-/// Writes `matches` as an M3U8 playlist at `playlist` (temp name, synced, renamed), when given.
-private func write(_ matches: [SimilarTracks.Match], root: String, playlist: String?) throws {
-    guard let playlist else { return }
-    let target = StoreLocation.standardized(playlist)
-    do {
-        try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try AtomicFile.write(SimilarTracks.m3u8(matches, library: root, playlist: target), to: target)
-    } catch {
-        throw CLIError("cannot write the playlist \(target): \(UserMessage.describe(error)); choose a folder you can write to", code: 2)
+/// Where mix and path write their playlist (`--out`), and `--force`.
+struct PlaylistOutput: ParsableArguments {
+    @Option(name: [.customShort("o"), .customLong("out")], help: ArgumentHelp("The M3U8 playlist to write (else the list is only printed).", valueName: "playlist.m3u8"))
+    var path: String?
+
+    @Flag(help: "Write the playlist over an existing file that is not a playlist, or inside the store's folder.")
+    var force = false
+
+    /// Refuses, before any work, a target that is not a playlist or lies in the store's folder (`PlaylistTarget`).
+    func check(storeFolder: String) throws {
+        guard let path, !force else { return }
+        switch PlaylistTarget.refusal(path: StoreLocation.standardized(path), storeFolder: storeFolder) {
+        case .insideStore(let target, let folder)?:
+            throw CLIError("\(target) is inside the store's folder \(folder), where naviscan keeps the store and its outputs; "
+                + "write the playlist elsewhere (e.g. in the library), or pass --force", code: 2)
+        case .notAPlaylist(let target)?:
+            throw CLIError("\(target) exists and is not a playlist (a playlist is text that starts with #EXTM3U, or whose every line "
+                + "is a # comment or an audio file's path); choose another --out, or pass --force to replace it", code: 2)
+        case nil: return
+        }
     }
-    FileHandle.standardError.write(Data("wrote \(matches.count) tracks to \(target)\n".utf8))
+
+    /// Writes `matches` as an M3U8 playlist at `path` (temp name, synced, renamed), when given, and
+    /// says what it wrote and which tracks it left out; nil when no playlist was asked for.
+    func write(_ matches: [SimilarTracks.Match], root: String) throws -> Set<String>? {
+        guard let path else { return nil }
+        let target = StoreLocation.standardized(path)
+        let playlist = SimilarTracks.m3u8(matches, library: root, playlist: target)
+        do {
+            try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try AtomicFile.write(playlist.bytes, to: target)
+        } catch {
+            throw CLIError("cannot write the playlist \(target): \(UserMessage.describe(error)); choose a folder you can write to", code: 2)
+        }
+        var report = ""
+        for omitted in playlist.omitted {
+            report += "left \(EscapingLogHandler.escaped(omitted)) out of the playlist: its path holds a line break, which no M3U line can carry; rename the file to list it\n"
+        }
+        report += "wrote \(matches.count - playlist.omitted.count) tracks to \(target)\n"
+        FileHandle.standardError.write(Data(report.utf8))
+        return Set(playlist.omitted)
+    }
 }

@@ -120,6 +120,49 @@ struct ServiceTests {
         #expect(!again.output.contains(token), "\(again.output)")
     }
 
+    @Test("A token file others may read: made 600 with one line on stderr when naviscan owns it; refused, naming the chmod to run, when it does not")
+    func tokenFileOpenToOthers() throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        try s.scan()
+        let tokenFile = s.data + "/token"
+        let token = "an-access-token-kept-by-hand-0123456789"
+        try (token + "\n").write(toFile: tokenFile, atomically: false, encoding: .utf8)
+        func mode() -> Int? {   // of the file itself, through a link
+            var st = stat()
+            return stat(tokenFile, &st) == 0 ? Int(st.st_mode & 0o777) : nil
+        }
+        #expect(chmod(tokenFile, 0o644) == 0)
+
+        let server = try ServerProcess(arguments: ["--out", s.data, "--host", "0.0.0.0", "--no-watch"])
+        #expect(mode() == 0o600)
+        #expect(server.output.contains("the access token file \(tokenFile) was open to other users (mode 644); made it readable by its owner only (mode 600)"), "\(server.output)")
+        #expect(try Self.get(server, "/stream?relative_path=groove_120bpm.mp3", headers: ["Authorization": "Bearer \(token)"]).status == 200)
+        server.stop()
+
+        // A file of another user: naviscan may not change it, so it does not start.
+        #expect(chmod(tokenFile, 0o644) == 0)
+        if geteuid() == 0 {
+            #expect(chown(tokenFile, 65534, 65534) == 0)
+        } else {
+            // Not root: the token file is a link to a file root owns that others may read.
+            try FileManager.default.removeItem(atPath: tokenFile)
+            try FileManager.default.createSymbolicLink(atPath: tokenFile, withDestinationPath: "/etc/passwd")
+        }
+        // ServerProcess throws, with serve's standard error, when serve exits instead of listening.
+        let refusal: String
+        do {
+            let started = try ServerProcess(arguments: ["--out", s.data, "--host", "0.0.0.0", "--no-watch"])
+            started.stop()
+            refusal = "serve started: \(started.output)"
+        } catch {
+            refusal = "\(error)"
+        }
+        #expect(refusal.contains("the access token file \(tokenFile) may be read or written by other users (mode 644)")
+            && refusal.contains("run `chmod 600 \(tokenFile)` as its owner"), "\(refusal)")
+        #expect(mode() == 0o644)
+    }
+
     @Test("--base-path: the page and every asset it names load under the prefix, with or without a proxy stripping it")
     func basePath() throws {
         let s = try Scratch()

@@ -62,6 +62,7 @@ public final class StoreMerger {
     private func checkCompatible(_ shards: [ShardStore]) throws {
         guard let first = shards.first else { throw LibraryError.mergeRefused(reason: "no shard stores to merge") }
         var seen: [Int: String] = [:]
+        var library: (root: String, shard: String)?
         for shard in shards {
             if shard.directory == output {
                 throw LibraryError.mergeRefused(reason: "\(output) is both the output and a shard store; merge into another folder")
@@ -74,6 +75,14 @@ public final class StoreMerger {
                     throw LibraryError.mergeRefused(reason: "shard \(index)/\(shard.coverage.count) is in both \(other) and \(shard.directory); give each shard once")
                 }
                 seen[index] = shard.directory
+            }
+            // By the library's path alone: shards run on several machines, whose device numbers for
+            // one shared mount differ. A shard whose scan recorded no library is not compared.
+            if let root = shard.library.root {
+                if let known = library, known.root != root {
+                    throw LibraryError.mergeRefused(reason: "\(known.shard) is a shard of the library \(known.root) but \(shard.directory) one of \(root); merge the shards of one library")
+                }
+                library = library ?? (root, shard.directory)
             }
             if shard.parameters != first.parameters {
                 throw LibraryError.mergeRefused(reason: "\(first.directory) and \(shard.directory) were made with different analysis parameters ("
@@ -89,6 +98,10 @@ public final class StoreMerger {
     /// What OUT holds after the merge (nil: the whole library), and the refusals OUT itself calls
     /// for: tracks it keeps from before that were made another way, or shards of another split.
     private func mergedCoverage(store: LibraryStore, shards: [ShardStore]) throws -> ShardSet? {
+        if try store.count() > 0, let held = try store.libraryIdentity().root,
+           let other = shards.compactMap(\.library.root).first, other != held {
+            throw LibraryError.mergeRefused(reason: "\(output) holds the library \(held), but the shards are of \(other); merge them into a new folder")
+        }
         var merged = shards[0].coverage
         for shard in shards { merged.indices.formUnion(shard.coverage.indices) }
         let recorded = try store.shardCoverage()
@@ -280,11 +293,19 @@ private struct ShardStore {
         let recordedCoverage: ShardSet?, recordedParameters: AnalysisParameters?, paths: [String: String]
         do {
             store = try LibraryStore.readOnly(path: path)
+            // Before any row is read: a damaged page the merge never reads would otherwise pass unseen.
+            let problems: [String]
+            do { problems = try store.structuralProblems() } catch LibraryError.storeDamaged(_, let reason) { problems = [reason] }
+            if !problems.isEmpty {
+                throw LibraryError.mergeSourceUnreadable(path: path, reason: "it is damaged (SQLite's check: \(problems.joined(separator: "; ")))")
+            }
             paths = try store.analyzerVersions()
             recordedCoverage = try store.shardCoverage()
             recordedParameters = try store.analysisParameters()
             library = try store.libraryIdentity()
             failedPaths = try store.failedPaths()
+        } catch LibraryError.mergeSourceUnreadable(let path, let reason) {
+            throw LibraryError.mergeSourceUnreadable(path: path, reason: reason)
         } catch LibraryError.storeSchemaDiffers {
             throw LibraryError.mergeRefused(reason: "\(directory) was written by another naviscan version (its store schema differs); scan that shard again with this naviscan")
         } catch {

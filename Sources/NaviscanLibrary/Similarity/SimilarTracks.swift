@@ -136,19 +136,38 @@ public struct SimilarTracks: Sendable {
         (rows[path]?.tags.artist ?? rows[path]?.tags.albumArtist)?.lowercased()
     }
 
+    /// An M3U8 playlist as written, and the tracks it had to leave out.
+    public struct Playlist: Sendable {
+        public var bytes: [UInt8]
+        /// Tracks whose path holds a line break (CR or LF): an M3U line cannot carry it, since
+        /// neither ffmpeg's reader nor mpv's nor Navidrome's decodes any escape in a path line.
+        public var omitted: [String]
+    }
+
     /// An extended M3U playlist of `matches`, each entry a path relative to the playlist's folder (as
     /// Navidrome's playlist import and every player resolve them), written with the names' own bytes.
-    public static func m3u8(_ matches: [Match], library: String, playlist: String) -> [UInt8] {
+    /// Every line that is not a directive is an entry: a path starting with `#` gets `./` (else it
+    /// reads as a comment or directive), and the `#EXTINF` label has its control characters made
+    /// spaces (a CR or LF in a tag would end the line and start a forged entry).
+    public static func m3u8(_ matches: [Match], library: String, playlist: String) -> Playlist {
         let folder = (playlist as NSString).deletingLastPathComponent
         var out = Array("#EXTM3U\n".utf8)
+        var omitted: [String] = []
         for entry in matches {
+            var path = SystemPath.bytes(of: relativePath(from: folder, to: library + "/" + entry.relativePath))
+            if path.contains(where: { $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }) {
+                omitted.append(entry.relativePath)
+                continue
+            }
+            if path.first == UInt8(ascii: "#") { path = Array("./".utf8) + path }
             let title = entry.tags.title ?? ((entry.relativePath as NSString).lastPathComponent as NSString).deletingPathExtension
             let label = entry.tags.artist.map { "\($0) - \(title)" } ?? title
-            out += Array("#EXTINF:\(Int(entry.duration.rounded())),\(label.replacingOccurrences(of: "\n", with: " "))\n".utf8)
-            out += SystemPath.bytes(of: relativePath(from: folder, to: library + "/" + entry.relativePath))
+            let oneLine = String(String.UnicodeScalarView(label.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+            out += Array("#EXTINF:\(Int(entry.duration.rounded())),\(oneLine)\n".utf8)
+            out += path
             out.append(UInt8(ascii: "\n"))
         }
-        return out
+        return Playlist(bytes: out, omitted: omitted)
     }
 
     /// `target` relative to `folder` (both absolute): `../Music/A/b.flac`.

@@ -285,6 +285,15 @@ public final class LibraryStore: @unchecked Sendable {
         }
     }
 
+    /// SQLite's check of the file's structure (`PRAGMA quick_check`: every page, b-tree and record;
+    /// not whether each index matches its table, which costs a sort per index): the first problems
+    /// it names, empty when it finds none. A page too damaged to check throws `storeDamaged`.
+    public func structuralProblems() throws -> [String] {
+        // One row may hold several lines, headed by "*** in database main ***".
+        try read { try String.fetchAll($0, sql: "PRAGMA quick_check(3)") }
+            .flatMap { $0.split(separator: "\n").map(String.init) }.filter { $0 != "ok" && !$0.hasPrefix("***") }
+    }
+
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         do { return try database.read(body) } catch { throw Self.libraryError(error, path: path) }
     }

@@ -139,9 +139,23 @@ public enum AccessToken {
     }
 
     /// The token kept in `file` (the data folder's `token`), made and written (mode 600, atomically)
-    /// when there is none yet; `created` says so, so the caller prints it that once.
-    public static func loadOrCreate(file: String) throws -> (token: String, created: Bool) {
+    /// when there is none yet; `created` says so, so the caller prints it that once. A file others
+    /// may read or write is closed to them (`tightenedFrom`: its mode before) when this user owns
+    /// it, else refused: a token others can read guards nothing.
+    public static func loadOrCreate(file: String) throws -> (token: String, created: Bool, tightenedFrom: mode_t?) {
+        var tightenedFrom: mode_t?
         if FileManager.default.fileExists(atPath: file) {
+            var st = stat()
+            if stat(file, &st) == 0, st.st_mode & 0o077 != 0 {
+                let mode = String(st.st_mode & 0o777, radix: 8)
+                guard st.st_uid == geteuid() else {
+                    throw AccessTokenError(message: "the access token file \(file) may be read or written by other users (mode \(mode)) and belongs to another user, so naviscan cannot close it; run `chmod 600 \(file)` as its owner, then start naviscan again")
+                }
+                guard chmod(file, 0o600) == 0 else {
+                    throw AccessTokenError(message: "the access token file \(file) may be read or written by other users (mode \(mode)) and naviscan could not change that; run `chmod 600 \(file)`, then start naviscan again")
+                }
+                tightenedFrom = st.st_mode & 0o777
+            }
             guard let data = FileManager.default.contents(atPath: file),
                   let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines) else {
                 throw AccessTokenError(message: "cannot read the access token file \(file); make it readable by the user naviscan runs as, or delete it to have a new one made")
@@ -149,7 +163,7 @@ public enum AccessToken {
             if let problem = problem(text) {
                 throw AccessTokenError(message: "the access token file \(file) holds no usable token (\(problem)); put one in it, or delete it to have a new one made")
             }
-            return (text, false)
+            return (text, false, tightenedFrom)
         }
         let token = generate()
         do {
@@ -157,7 +171,7 @@ public enum AccessToken {
         } catch {
             throw AccessTokenError(message: "cannot write the access token file \(file) (\(error)); make the data folder writable, or give a token with --token or NAVISCAN_SERVE_TOKEN")
         }
-        return (token, true)
+        return (token, true, nil)
     }
 
     /// A token must be long enough not to be guessed over the network, and printable in a header.

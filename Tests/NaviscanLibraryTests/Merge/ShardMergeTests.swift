@@ -225,6 +225,45 @@ struct ShardMergeTests {
         #expect(try NaviscanProcess.run(["merge", scratch + "/m5", scratch + "/nothing"]).stderr.contains("holds no naviscan store"))
     }
 
+    @Test("merge refuses a shard of another library (beside the first's, or into an OUT of the first), and a shard store SQLite finds damaged (exit 3), before writing")
+    func otherLibraryAndDamagedShard() throws {
+        let scratch = try FixturePaths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let first = try Self.makeLibrary(in: scratch + "/x", tracks: 6), second = try Self.makeLibrary(in: scratch + "/y", tracks: 6)
+        let (a, b) = (scratch + "/a", scratch + "/b")
+        _ = try Self.scan([first.root, "--shard", "0/2", "--out", a])
+        _ = try Self.scan([second.root, "--shard", "1/2", "--out", b])
+
+        let mixed = try NaviscanProcess.run(["merge", scratch + "/m1", a, b])
+        #expect(mixed.status == 2 && mixed.stderr.contains("\(a) is a shard of the library \(first.root) but \(b) one of \(second.root)"), "\(mixed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: scratch + "/m1"))
+        let half = try NaviscanProcess.run(["merge", scratch + "/m2", a])
+        #expect(half.status == 0, "\(half.stderr)")
+        let into = try NaviscanProcess.run(["merge", scratch + "/m2", b])
+        #expect(into.status == 2 && into.stderr.contains("holds the library \(first.root), but the shards are of \(second.root)"), "\(into.stderr)")
+        #expect(try LibraryStore(path: scratch + "/m2/naviscan.db").allTrackPaths().allSatisfy { Shard.index(ofRelativePath: $0, count: 2) == 0 })
+
+        // One index page overwritten: the header and every row the merge reads are intact, so only
+        // SQLite's check sees it.
+        let damaged = scratch + "/damaged"
+        try FileManager.default.copyItem(atPath: a, toPath: damaged)
+        let corrupt = try NaviscanProcess.run(["-c", """
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1])
+            size = db.execute('PRAGMA page_size').fetchone()[0]
+            root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'track_size'").fetchone()[0]
+            db.close()
+            with open(sys.argv[1], 'r+b') as f:
+                f.seek((root - 1) * size)
+                f.write(b'\\xff' * 8)
+            """, damaged + "/naviscan.db"], program: "/usr/bin/python3")
+        try #require(corrupt.status == 0, "\(corrupt.stderr)")
+        let refused = try NaviscanProcess.run(["merge", scratch + "/m3", damaged])
+        #expect(refused.status == 3 && refused.stderr.contains("cannot read the shard store \(damaged)/naviscan.db: it is damaged (SQLite's check")
+            && refused.stderr.contains("scan that shard again"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: scratch + "/m3"))
+    }
+
     @Test("scan --shard: a bad value, a missing job variable and another shard's store are refused with exit 2")
     func shardOptionRefusals() throws {
         let scratch = try FixturePaths.makeTemporaryDirectory()

@@ -200,4 +200,94 @@ struct SimilarTracksTests {
         let path = try NaviscanProcess.run(["path", lib.library, "Pads/0.flac", "Buzz/0.flac", "--data", lib.data, "--count", "4", "--json"])
         #expect(path.status == 0, "\(path.stderr)")
     }
+
+    @Test("mix and path --out refuse, unless --force, a file that is not a playlist and anything in the store's folder; a playlist is replaced")
+    func playlistTargets() throws {
+        let lib = try StyledLibrary()
+        defer { lib.remove() }
+        func mix(_ out: String, _ extra: [String] = []) throws -> (status: Int32, stdout: String, stderr: String) {
+            try NaviscanProcess.run(["mix", lib.library, "Pads/1.flac", "--data", lib.data, "--count", "4", "--out", out] + extra)
+        }
+        let song = lib.library + "/Pads/0.flac"
+        let songBytes = try Data(contentsOf: URL(fileURLWithPath: song))
+        let overSong = try mix(song)
+        #expect(overSong.status == 2 && overSong.stderr.contains("\(song) exists and is not a playlist") && overSong.stderr.contains("--force"), "\(overSong.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: song)) == songBytes)
+
+        // Any command opens the store (and may record its normalisation), so it is compared by what it holds.
+        let store = lib.data + "/naviscan.db"
+        let tracks = try LibraryStore(path: store).allTrackPaths()
+        let overStore = try NaviscanProcess.run(["path", lib.library, "Pads/0.flac", "Buzz/0.flac", "--data", lib.data, "--count", "3", "--out", store])
+        #expect(overStore.status == 2 && overStore.stderr.contains("\(store) is inside the store's folder \(lib.data)"), "\(overStore.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)).starts(with: Array("SQLite format 3\0".utf8)))
+        #expect(try LibraryStore(path: store).allTrackPaths() == tracks)
+        // Anything in that folder, not only files that are there already.
+        let newInStore = try mix(lib.data + "/mix.m3u8")
+        #expect(newInStore.status == 2 && !FileManager.default.fileExists(atPath: lib.data + "/mix.m3u8"), "\(newInStore.stderr)")
+
+        // Text that is not a playlist is refused too; an M3U (extended or plain) is replaced.
+        let notes = lib.root + "/notes.txt"
+        try "buy milk\n".write(toFile: notes, atomically: true, encoding: .utf8)
+        #expect(try mix(notes).status == 2)
+        let plain = lib.root + "/plain.m3u"
+        try "# my list\nPads/0.flac\n".write(toFile: plain, atomically: true, encoding: .utf8)
+        #expect(try mix(plain).status == 0)
+        #expect(try mix(plain).status == 0, "naviscan's own playlist is a playlist")
+
+        // --force replaces a copy of a song.
+        let copy = lib.root + "/copy.flac"
+        try songBytes.write(to: URL(fileURLWithPath: copy))
+        let forced = try mix(copy, ["--force"])
+        #expect(forced.status == 0, "\(forced.stderr)")
+        #expect(try String(contentsOfFile: copy, encoding: .utf8).hasPrefix("#EXTM3U\n"))
+    }
+
+    @Test("An M3U8 of hostile names, read back by ffmpeg's playlist reader: every entry it opens is the intended file, none is forged; a name with a line break is left out and said so")
+    func hostileNames() throws {
+        let root = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-m3u")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let folder = root + "/Music/Set"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let files: [(String, TestSignal)] = [("#1 hash.flac", .drumGroove(bpm: 96, duration: 8)), ("#EXTINF:1,x.flac", .drumGroove(bpm: 124, duration: 8)),
+                                             ("new\nline.flac", TestSignal.buzz(note: 523, duration: 8)), ("cr title.flac", TestSignal.buzz(note: 440, duration: 8)),
+                                             ("plain.flac", TestSignal.pad(root: 98, duration: 8))]
+        for (name, signal) in files { try AudioFileWriter.write(signal, to: folder + "/" + name, format: .flac16) }
+        // A title and an artist whose line breaks would end the #EXTINF line and start a forged entry.
+        let tag = try NaviscanProcess.run(["-c", "import mutagen.flac, sys; f = mutagen.flac.FLAC(sys.argv[1]); f['title'] = 'Tune\\rhttp://example.invalid/forged.flac'; f['artist'] = 'Band\\n#EXTINF:1,x'; f.save()",
+                                           folder + "/cr title.flac"], program: "/usr/bin/python3")
+        try #require(tag.status == 0, "\(tag.stderr)")
+        let options = ScanOptions(library: root + "/Music", output: root + "/data", visualizer: nil, profile: ProfileConfig(), jobs: 2)
+        try #require(try LibraryScanner(options: options, logger: Logger(label: "test")).run().analysed == 5)
+
+        let playlist = folder + "/mix.m3u8"
+        let mix = try NaviscanProcess.run(["mix", root + "/Music", "Set/plain.flac", "--data", root + "/data", "--count", "5", "--out", playlist, "--json"])
+        #expect(mix.status == 0, "\(mix.stderr)")
+        #expect(mix.stderr.contains("line.flac out of the playlist"), "\(mix.stderr)")
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(mix.stdout.utf8)) as? [[String: Any]])
+        #expect(list.count == 5)
+        for entry in list {
+            #expect(entry["in_playlist"] as? Bool == (entry["relative_path"] as? String != "Set/new\nline.flac"), "\(entry)")
+        }
+
+        // ffmpeg reads an M3U8 as HLS, a segment per entry; the end tag keeps it from treating the
+        // list as live (which would start at the third entry from the end).
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: playlist))
+        #expect(!bytes.contains(UInt8(ascii: "\r")))
+        let finished = folder + "/read.m3u8"
+        try (bytes + Data("#EXT-X-ENDLIST\n".utf8)).write(to: URL(fileURLWithPath: finished))
+        let ffmpeg = try #require(["/usr/bin/ffmpeg", "/usr/local/bin/ffmpeg"].first(where: FileManager.default.isExecutableFile),
+                                  "ffmpeg is missing: run make deps (it installs ffmpeg)")
+        // Files only (a forged URL is logged as requested, never fetched); the log goes to a file, as
+        // it can outgrow a pipe nobody reads until ffmpeg exits.
+        let log = root + "/ffmpeg.log"
+        let read = try NaviscanProcess.run(["-c", #"exec "$@" 2>"$0""#, log, ffmpeg, "-nostdin", "-nostats", "-v", "verbose", "-protocol_whitelist", "file",
+                                            "-allowed_extensions", "ALL", "-f", "hls", "-i", finished, "-f", "null", "-"], program: "/bin/sh")
+        let requests = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(read.status == 0, "\(requests.suffix(2000))")
+        let opened = requests.matches(of: #/HLS request for url '(.*)', offset/#).map {
+            URL(fileURLWithPath: String($0.output.1)).standardizedFileURL.path
+        }
+        let intended = ["#1 hash.flac", "#EXTINF:1,x.flac", "cr title.flac", "plain.flac"].map { folder + "/" + $0 }
+        #expect(opened.sorted() == intended.sorted(), "\(opened)")
+    }
 }
