@@ -6,8 +6,8 @@ import NIOConcurrencyHelpers
 /// as many as cores, and GRDB hands a reader back only after its async read resumes on one: with
 /// them all blocked in synchronous reads waiting for a reader, nothing resumes and the whole server,
 /// /health and SIGTERM included, stops for good (issue 51).
-enum BlockingWork {
-    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+package enum BlockingWork {
+    package static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global(qos: .userInitiated).async { continuation.resume(with: Result { try body() }) }
         }
@@ -15,7 +15,7 @@ enum BlockingWork {
 
     /// `task`'s value, or CancellationError as soon as the waiting task is cancelled (a shutdown
     /// past its grace period), leaving `task` to finish on its own: a waiter never holds shutdown.
-    static func value<T: Sendable>(of task: Task<T, Error>) async throws -> T {
+    package static func value<T: Sendable>(of task: Task<T, Error>) async throws -> T {
         let waiting = NIOLockedValueBox<CheckedContinuation<T, Error>?>(nil)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

@@ -4,7 +4,7 @@ import HummingbirdTesting
 import Logging
 import NaviscanCore
 import NaviscanLibrary
-@testable import NaviscanServer
+import NaviscanServer
 import NaviscanTestSupport
 import NIOCore
 import Testing

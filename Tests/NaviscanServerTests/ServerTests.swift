@@ -6,7 +6,7 @@ import HummingbirdWSClient
 import Logging
 import NaviscanCore
 import NaviscanLibrary
-@testable import NaviscanServer
+import NaviscanServer
 import NaviscanTestSupport
 import NIOCore
 import Testing

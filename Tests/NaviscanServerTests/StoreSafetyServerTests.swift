@@ -4,8 +4,8 @@ import HummingbirdTesting
 import HummingbirdWSClient
 import Logging
 import NaviscanCore
-@testable import NaviscanLibrary
-@testable import NaviscanServer
+import NaviscanLibrary
+import NaviscanServer
 import NaviscanTestSupport
 import NIOCore
 import Testing

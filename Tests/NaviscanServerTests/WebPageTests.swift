@@ -4,7 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NaviscanLibrary
-@testable import NaviscanServer
+import NaviscanServer
 import NIOCore
 import Testing
 

@@ -4,7 +4,7 @@
 /// ln m = 2·atanh(t), t = (m − 1)/(m + 1), |t| ≤ 0.172, from its odd series to t⁹. Absolute error
 /// below 1e-6 (a few float ulps) over the whole positive range.
 @inline(__always)
-func fastLog(_ x: Float) -> Float {
+package func fastLog(_ x: Float) -> Float {
     let bits = Int32(bitPattern: x.bitPattern)
     // Subtracting √½'s bit pattern moves the exponent boundary from 1 to √½.
     let k = (bits &- 0x3F35_04F3) &>> 23

@@ -23,12 +23,12 @@ public final class PolyphaseResampler {
     public let inputRate: Int
     public let outputRate: Int
     /// L and M of the reduced ratio outputRate / inputRate = L / M.
-    let phases: Int
-    let step: Int
+    package let phases: Int
+    package let step: Int
     /// Input samples per output, a multiple of 8.
-    let taps: Int
+    package let taps: Int
     /// phases × taps coefficients, row p for the phase p / L.
-    let coefficients: UnsafeMutablePointer<Float>
+    package let coefficients: UnsafeMutablePointer<Float>
     private let buffer: UnsafeMutablePointer<Float>
     private let capacity: Int
     private let output: UnsafeMutablePointer<Float>

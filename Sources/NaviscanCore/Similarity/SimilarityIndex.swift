@@ -111,12 +111,12 @@ public struct SimilarityIndex<ID: Hashable & Sendable>: Sendable {
     public var count: Int { ids.count }
     public func contains(_ id: ID) -> Bool { position[id] != nil }
 
-    func distance(_ a: Int, _ b: Int) -> Float {
+    package func distance(_ a: Int, _ b: Int) -> Float {
         vectors.withUnsafeBufferPointer { distance(a, toPoint: $0.baseAddress! + b * Self.dimension) }
     }
 
     /// From track `a` to a point of the normalised, weighted space (`dimension` values).
-    func distance(_ a: Int, toPoint point: UnsafePointer<Float>) -> Float {
+    package func distance(_ a: Int, toPoint point: UnsafePointer<Float>) -> Float {
         vectors.withUnsafeBufferPointer { v in
             var sum: Float = 0
             for d in 0..<Self.dimension {

@@ -20,6 +20,7 @@ public final class BandLevels {
     /// block may cover fewer).
     public struct Summary: Sendable, Equatable {
         public var codes: [UInt8]
+        package init(codes: [UInt8]) { self.codes = codes }
         public var blockCount: Int { codes.count / BandLevels.groupCount }
         public static let empty = Summary(codes: [])
     }

@@ -32,7 +32,7 @@ import Foundation
 /// can fill the full band between the beats; it counts only where its own onsets pass the track's
 /// onset floor by the same rule as the full band's (at least 1 % of the hops), since a mid band of a
 /// few sparse blips under the floor (a very quiet pad) lets any beats collect many times its mean.
-struct MetricalLevel {
+package struct MetricalLevel {
     /// eb, eo, lb, lo, irr, cost, bar2, bar3, bar4, ebar2.
     static let beatWeights: [Double] = [1.2173, 0.3705, 0.9310, 0.3344, 0.7412, -277.4067, 0.5747, 1.0297, 0.5270, 1.4256]
     /// For the full, low, mid and high regions in turn, r(½τ), r(τ), r(2τ), r(3τ), r(4τ).
@@ -47,35 +47,35 @@ struct MetricalLevel {
     static let sixthOfBeatWeight = -5.3064
     /// Midway between the best beatless clip (6.49) and the least beat-like track with a tempo (7.40)
     /// of the dev sets.
-    static let minOnBeatRatio = 6.941
+    package static let minOnBeatRatio = 6.941
     /// The slow-onset ratio's moving sum, in hops: 100 ms, the rise of a bowed or swelling attack.
     static let slowAttackHops = 10
     /// Just above the most beat-like beatless clip's slow-onset ratio (1.930) among the dev sets' and
     /// renders of 80 more beatless clips (two generator seeds).
-    static let minSlowOnsetRatio = 1.93
+    package static let minSlowOnsetRatio = 1.93
     /// The steady-pulse ratio's windows, in hops: 10 s, short enough for a tempo a fraction of a percent
     /// off to stay on one phase.
-    static let pulseWindowHops = 1000
+    package static let pulseWindowHops = 1000
     static let pulsePhaseBins = 24
     /// Periods no metrical relation explains, as multiples of the winner's.
     static let unrelatedPeriodRatios = [0.83, 0.91, 1.09, 1.19]
     /// Just above the most steadily pulse-like beatless clip's consistency among the dev sets' and the
     /// same 80 rendered beatless clips: 5.221 here (5.216 in the lab's twin, whose envelope codes round
     /// differently at a few hops).
-    static let minSteadyPulseConsistency = 5.23
+    package static let minSteadyPulseConsistency = 5.23
     /// The tracker's tightness for this choice (librosa's).
     static let tightness = 100.0
     static let seconds = 120.0
 
     /// The evidence of one candidate.
-    struct Evidence {
+    package struct Evidence {
         /// The level score without the sixth-of-beat term: its winner decides whether there is a beat.
         var score: Double
         /// The score that picks the tempo among the candidates.
         var levelScore: Double
         /// Onset strength on the beats over its mean over the segment, the higher of the full band's
         /// and the mid band's.
-        var onBeatRatio: Double
+        package var onBeatRatio: Double
     }
 
     private let e: [Double]
@@ -88,7 +88,7 @@ struct MetricalLevel {
 
     /// The first `seconds` of the kept envelopes, from the first hop with any onset strength;
     /// `floorQuarterOctaves`, the track's onset floor (`TempoEstimator.onsetFloorQuarterOctaves`).
-    init(_ summary: OnsetPeriodicity.Summary, floorQuarterOctaves: Int) {
+    package init(_ summary: OnsetPeriodicity.Summary, floorQuarterOctaves: Int) {
         let table = BeatEnvelope.values
         let start = summary.beatEnvelope.firstIndex { $0 != 0 } ?? summary.beatEnvelope.count
         let end = min(summary.beatEnvelope.count, start + Int(Self.seconds * summary.frameRate))
@@ -114,7 +114,7 @@ struct MetricalLevel {
     /// string section or an organ rises over 50–200 ms, so its onsets are no sharper on the beat than a
     /// pad's ripple is anywhere, and r misses them; summed over the attack, the beat's whole rise counts
     /// while a ripple's blips average out.
-    func slowOnsetRatio(period: Double) -> Double {
+    package func slowOnsetRatio(period: Double) -> Double {
         func ratio(_ v: [Double]) -> Double {
             let summed = Self.movingSum(v, Self.slowAttackHops)
             let mean = summed.reduce(0, +) / Double(max(1, summed.count))
@@ -127,13 +127,13 @@ struct MetricalLevel {
 
     /// How much more the full-band onset strength gathers on one phase of `period` than on one phase of
     /// periods no metrical relation explains, and how steadily it does so.
-    struct SteadyPulse: Equatable {
+    package struct SteadyPulse: Equatable {
         /// The windows' mean score at `period` over its mean at the unrelated periods (1: no pulse).
-        var ratio: Double
+        package var ratio: Double
         /// (ratio − 1) · √k / sd⁻ over the k windows' own ratios, sd⁻ their lower semideviation
         /// √(2 Σ min(0, vᵢ − ratio)² / (k − 1)): how many standard errors the pulse stands above none,
         /// counting only the windows where it is weaker than its mean. 0 with fewer than two windows.
-        var consistency: Double
+        package var consistency: Double
     }
 
     /// Each 10 s window is folded onto 24 phase bins (each bin summed with its two neighbours, around
@@ -146,7 +146,7 @@ struct MetricalLevel {
     /// up with a period in some windows but not in the others. A song's louder passages (a fuller
     /// accompaniment) lift some windows far above its mean; only the windows that sag below it say
     /// the pulse is not there.
-    func steadyPulse(period: Double) -> SteadyPulse {
+    package func steadyPulse(period: Double) -> SteadyPulse {
         var bins = [Double](repeating: 0, count: Self.pulsePhaseBins)
         var scores: [Double] = []
         func folded(_ p: Double, into windowScores: inout [Double]) -> Double {
@@ -218,7 +218,7 @@ struct MetricalLevel {
     /// The level scores and on-beat ratio of tempo `bpm` (period `period` hops), with `autocorrelation`
     /// the candidate's 20 autocorrelation features and `sixthOfBeat` the full region's autocorrelation at
     /// a sixth of its beat.
-    func evidence(bpm: Double, period: Double, autocorrelation: [Double], sixthOfBeat: Double) -> Evidence {
+    package func evidence(bpm: Double, period: Double, autocorrelation: [Double], sixthOfBeat: Double) -> Evidence {
         let beats = Self.beats(full, period: period)
         let x = log2(bpm / 110)
         var features: [Double]

@@ -67,7 +67,7 @@ public struct TempoEstimator {
     /// the flux of the same music, and of the same ripple, falls with its amplitude, 1/6 of an octave
     /// per dB. So the floor falls with it below the reference: a ballad mastered at −50 LUFS is
     /// measured as it would be at −23, and a quiet drone is still left to the confidence rule.
-    static func onsetFloorQuarterOctaves(lufs: Double?) -> Int {
+    package static func onsetFloorQuarterOctaves(lufs: Double?) -> Int {
         guard let lufs, lufs.isFinite else { return minOnsetStrengthQuarterOctaves }
         let below = min(0, lufs - onsetFloorReferenceLUFS)
         return minOnsetStrengthQuarterOctaves + Int((4 * below / 20 * log2(10.0)).rounded(.down))

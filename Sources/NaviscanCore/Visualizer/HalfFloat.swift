@@ -1,7 +1,7 @@
 /// IEEE 754 binary16 conversion in software: Swift's Float16 is missing on Intel macOS, and the
 /// frame format must read and write the same bytes everywhere.
-enum HalfFloat {
-    static func bits(from value: Float) -> UInt16 {
+package enum HalfFloat {
+    package static func bits(from value: Float) -> UInt16 {
         let x = value.bitPattern
         let sign = UInt16((x >> 16) & 0x8000)
         let exponent = Int((x >> 23) & 0xFF) - 127 + 15
@@ -24,7 +24,7 @@ enum HalfFloat {
         return sign | UInt16(half)
     }
 
-    static func value(from bits: UInt16) -> Float {
+    package static func value(from bits: UInt16) -> Float {
         let sign = UInt32(bits & 0x8000) << 16
         let exponent = UInt32((bits >> 10) & 0x1F)
         let mantissa = UInt32(bits & 0x3FF)

@@ -137,4 +137,9 @@ public enum AlbumGain {
 public struct AlbumUpdate: Sendable {
     let members: [String]
     let record: AlbumRecord
+
+    package init(members: [String], record: AlbumRecord) {
+        self.members = members
+        self.record = record
+    }
 }

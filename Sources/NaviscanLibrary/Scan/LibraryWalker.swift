@@ -40,6 +40,8 @@ public struct LibraryListing: Sendable {
     /// The device number of the library root (a mount that is down shows its parent's).
     public var rootDevice: UInt64 = 0
 
+    package init() {}
+
     /// Whether `relativePath` lies at or under a path that could not be read.
     public func isUnverified(_ relativePath: String) -> Bool {
         unverified.contains { $0.isEmpty || relativePath == $0 || relativePath.hasPrefix($0 + "/") }

@@ -38,6 +38,8 @@ public struct ScanSummary: Encodable, Sendable {
     /// Seconds of audio analysed in this run.
     public var audioSeconds = 0.0
     public var wallSeconds = 0.0
+
+    package init() {}
     /// True when the scan was stopped (Ctrl-C / SIGTERM) before all work was done.
     public var interrupted = false
     /// Albums whose loudness was measured again (from stored data) because a member changed.

@@ -2,8 +2,8 @@ import GRDB
 
 /// One row per album in `album` (schema step "v5: replay gain and albums"): the album's measured
 /// values and the digest of the members they were measured from.
-struct AlbumRecord: Codable, FetchableRecord, PersistableRecord, Sendable {
-    static let databaseTableName = "album"
+package struct AlbumRecord: Codable, FetchableRecord, PersistableRecord, Sendable {
+    package static let databaseTableName = "album"
 
     var key: String
     var membersDigest: String
@@ -11,6 +11,15 @@ struct AlbumRecord: Codable, FetchableRecord, PersistableRecord, Sendable {
     var peak: Double?
     var tracks: Int
     var silentTracks: Int
+
+    package init(key: String, membersDigest: String, lufs: Double?, peak: Double?, tracks: Int, silentTracks: Int) {
+        self.key = key
+        self.membersDigest = membersDigest
+        self.lufs = lufs
+        self.peak = peak
+        self.tracks = tracks
+        self.silentTracks = silentTracks
+    }
 
     enum CodingKeys: String, CodingKey {
         case key, membersDigest = "members_digest", lufs, peak, tracks, silentTracks = "silent_tracks"

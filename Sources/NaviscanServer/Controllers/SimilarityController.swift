@@ -55,17 +55,17 @@ struct SimilarityController {
 /// The similarity index, built once per store change and shared: every request that arrives while
 /// a build runs waits for that build (an actor alone is reentrant: each caller arriving during the
 /// await would start its own). A build that failed is forgotten, so the next request tries again.
-actor SimilarityCache {
+package actor SimilarityCache {
     private let build: @Sendable (LibraryStore) throws -> SimilarTracks
     /// The store it was built from (held, so that a reopened store is never mistaken for it), the
     /// change sequence it reflects, and the build (done or in flight).
     private var current: (store: LibraryStore, sequence: Int64, build: Task<SimilarTracks, Error>)?
 
-    init(build: @escaping @Sendable (LibraryStore) throws -> SimilarTracks = { try SimilarTracks(store: $0) }) {
+    package init(build: @escaping @Sendable (LibraryStore) throws -> SimilarTracks = { try SimilarTracks(store: $0) }) {
         self.build = build
     }
 
-    func tracks(_ store: LibraryStore) async throws -> SimilarTracks {
+    package func tracks(_ store: LibraryStore) async throws -> SimilarTracks {
         let sequence = try await store.latestSequence()
         let task: Task<SimilarTracks, Error>
         // A build keyed at a later sequence (started by a request that read the store after this one) answers too.

@@ -7,14 +7,14 @@ import NaviscanLibrary
 /// `GET /stream?relative_path=P`: the audio file itself, read-only, with single byte ranges (what
 /// browsers send to seek). The path goes through LibraryTrackFile: lexical rules, no hidden files,
 /// a regular audio file, and its real path inside the library's real path.
-enum AudioStream {
+package enum AudioStream {
     /// What a browser's <audio> needs to pick a decoder.
     static func contentType(of relativePath: String) -> String {
         AudioFormat.named(by: relativePath)?.contentType ?? "application/octet-stream"
     }
 
     /// What a Range header asks of a file of `size` bytes.
-    enum Selection: Equatable {
+    package enum Selection: Equatable {
         /// The whole file (no Range, a unit other than bytes, several ranges, or a malformed header).
         case whole
         case part(ClosedRange<Int64>)
@@ -22,7 +22,7 @@ enum AudioStream {
         case unsatisfiable
     }
 
-    static func selection(range header: String?, size: Int64) -> Selection {
+    package static func selection(range header: String?, size: Int64) -> Selection {
         guard let header, header.hasPrefix("bytes=") else { return .whole }
         let spec = header.dropFirst("bytes=".count).trimmingCharacters(in: .whitespaces)
         // Several ranges would need multipart/byteranges; the whole file is a valid answer to them.

@@ -7,7 +7,7 @@ import NaviscanLibrary
 
 /// The web page's files: Mustache templates, a script per page and one style sheet, shipped as the
 /// NaviscanServer target's resources (`Web/Assets`) and installed to `PREFIX/share/naviscan/web`.
-struct WebAssets: Sendable {
+package struct WebAssets: Sendable {
     let directory: String
     let templates: MustacheLibrary
     /// The static files served under /static/, by name.
@@ -18,7 +18,7 @@ struct WebAssets: Sendable {
 
     /// Where the assets are: NAVISCAN_WEB_DIR, the installed share/naviscan/web beside bin/, or the
     /// build's resource bundle beside the executable. Nil when none holds them.
-    static func locate() -> String? {
+    package static func locate() -> String? {
         let executable = Bundle.main.executableURL?.resolvingSymlinksInPath().deletingLastPathComponent().path ?? ""
         var candidates = [
             executable + "/../share/naviscan/web",

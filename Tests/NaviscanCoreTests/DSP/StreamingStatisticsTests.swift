@@ -1,5 +1,5 @@
 import Foundation
-@testable import NaviscanCore
+import NaviscanCore
 import Testing
 
 /// The streaming tempo statistics against plain whole-sequence definitions.

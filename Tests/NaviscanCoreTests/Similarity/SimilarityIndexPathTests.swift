@@ -1,4 +1,4 @@
-@testable import NaviscanCore
+import NaviscanCore
 import NaviscanTestSupport
 import Testing
 

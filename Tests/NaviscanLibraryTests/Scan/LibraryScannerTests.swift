@@ -1,6 +1,6 @@
 import Foundation
 import NaviscanCore
-@testable import NaviscanLibrary
+import NaviscanLibrary
 import NaviscanTestSupport
 import Testing
 

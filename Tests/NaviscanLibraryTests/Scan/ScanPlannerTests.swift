@@ -1,6 +1,6 @@
 import Foundation
 import NaviscanCore
-@testable import NaviscanLibrary
+import NaviscanLibrary
 import Testing
 
 /// The planner's rules on made-up listings and rows: no audio, no files but the stamps it is shown.

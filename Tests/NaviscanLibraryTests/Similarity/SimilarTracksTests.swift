@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import NaviscanCore
-@testable import NaviscanLibrary
+import NaviscanLibrary
 import NaviscanTestSupport
 import Testing
 

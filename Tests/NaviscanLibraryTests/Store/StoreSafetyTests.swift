@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import NaviscanCore
-@testable import NaviscanLibrary
+import NaviscanLibrary
 import NaviscanTestSupport
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-@testable import NaviscanLibrary
+import NaviscanLibrary
 import NaviscanTestSupport
 import Testing
 
