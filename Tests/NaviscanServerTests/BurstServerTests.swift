@@ -4,7 +4,6 @@ import Glibc
 #endif
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import NaviscanCore
 import NaviscanLibrary

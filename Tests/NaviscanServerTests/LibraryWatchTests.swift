@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import NaviscanCore
 import NaviscanLibrary
@@ -21,16 +20,16 @@ extension ServedLibrary {
         return try NaviscanAPI.makeApplication(configuration: configuration, logger: Logger(label: "naviscan-test-server"))
     }
 
-    func health(_ client: some TestClientProtocol) async throws -> [String: Any] {
+    func health(_ client: LiveClient) async throws -> [String: Any] {
         try await client.execute(uri: "/health", method: .get) { try json($0.body) }
     }
 
-    func profileStatus(_ client: some TestClientProtocol, _ path: String) async throws -> HTTPResponse.Status {
+    func profileStatus(_ client: LiveClient, _ path: String) async throws -> HTTPResponse.Status {
         try await client.execute(uri: "/smart-dj/profile?relative_path=" + query(path), method: .get) { $0.status }
     }
 
     /// Waits until the background scan is idle (at most `seconds`).
-    func waitIdle(_ client: some TestClientProtocol, seconds: Int = 30) async throws {
+    func waitIdle(_ client: LiveClient, seconds: Int = 30) async throws {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while ContinuousClock.now < deadline {
             if try await health(client)["scan_state"] as? String == "idle" { return }

@@ -80,11 +80,15 @@ final class RawSocket {
         if !body.isEmpty { head += "Content-Length: \(body.count)\r\n" }
         try send(head + "\r\n")
         if !body.isEmpty {
+            // The server may answer (413) and stop reading before taking it all: sending stops as soon as
+            // an answer can be read, instead of blocking until the send timeout.
             var sent = 0
             while sent < body.count {
-                let n = body[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, min($0.count, 1 << 16), Int32(MSG_NOSIGNAL)) }
-                if n <= 0 { break }   // the server may answer and close before taking it all
-                sent += n
+                var ready = pollfd(fd: fd, events: Int16(POLLIN | POLLOUT), revents: 0)
+                guard poll(&ready, 1, 20_000) > 0, ready.revents & Int16(POLLIN) == 0 else { break }
+                let n = body[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, min($0.count, 1 << 16), Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                if n <= 0 && errno != EAGAIN { break }
+                sent += max(n, 0)
             }
         }
         let headerText = try readHead()
@@ -235,4 +239,66 @@ func raiseOwnDescriptorLimit() {
     getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
     limit.rlim_cur = limit.rlim_max
     setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+}
+
+/// A WebSocket client of /ws/push over `RawSocket` (RFC 6455: the upgrade, then the server's unmasked
+/// frames): the text messages as they come, until the server closes or the reading task is cancelled.
+enum PushSocket {
+    static func messages(port: Int, path: String) -> AsyncThrowingStream<String, Error> {
+        AsyncThrowingStream { continuation in
+            let socket: RawSocket
+            do { socket = try RawSocket(port: port, timeout: 600) } catch { continuation.finish(throwing: error); return }
+            // Cancelling the reader shuts the socket, which ends the blocking read below.
+            continuation.onTermination = { _ in shutdown(socket.fd, Int32(SHUT_RDWR)) }
+            Thread {
+                do {
+                    try socket.upgrade(path: path)
+                    var text: [UInt8] = []
+                    while let (final, opcode, payload) = try socket.readFrame() {
+                        switch opcode {
+                        case 0x1, 0x0:
+                            text += payload
+                            if final { continuation.yield(String(decoding: text, as: UTF8.self)); text = [] }
+                        case 0x8: continuation.finish(); return
+                        default: continue   // ping (the server's keep-alive) and binary frames are not ours to check
+                        }
+                    }
+                    continuation.finish()
+                } catch { continuation.finish(throwing: error) }
+            }.start()
+        }
+    }
+}
+
+extension RawSocket {
+    /// The opening handshake; throws unless the server answers 101.
+    func upgrade(path: String) throws {
+        let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        try send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                 + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        let head = try readHead()
+        guard head.hasPrefix("HTTP/1.1 101") else { throw RawSocketError("no WebSocket upgrade: \(head)") }
+    }
+
+    /// One frame: FIN, opcode and payload; nil when the connection ends.
+    func readFrame() throws -> (final: Bool, opcode: UInt8, payload: [UInt8])? {
+        guard let first = try? take(upTo: 1)[0] else { return nil }
+        let second = try take(upTo: 1)[0]
+        var length = Int(second & 0x7F)
+        if length >= 126 {
+            let width = length == 126 ? 2 : 8
+            length = 0
+            for _ in 0..<width { length = length << 8 | Int(try take(upTo: 1)[0]) }
+        }
+        let mask = second & 0x80 != 0 ? try exactly(4) : []
+        var payload = try exactly(length)
+        if !mask.isEmpty { for i in payload.indices { payload[i] ^= mask[i % 4] } }
+        return (first & 0x80 != 0, first & 0x0F, payload)
+    }
+
+    private func exactly(_ count: Int) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        while bytes.count < count { bytes += try take(upTo: count - bytes.count) }
+        return bytes
+    }
 }

@@ -1,8 +1,6 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
-import HummingbirdWSClient
 import Logging
 import NaviscanCore
 import NaviscanLibrary
@@ -280,11 +278,9 @@ struct ServerTests {
             let port = try #require(client.port)
             let received = EventLog()
             let socket = Task {
-                try await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/ws/push", logger: Logger(label: "ws-test")) { inbound, _, _ in
-                    for try await message in inbound.messages(maxSize: 1 << 16) {
-                        if case .text(let text) = message { await received.append(text) }
-                        if await received.contains(added) { return }
-                    }
+                for try await text in PushSocket.messages(port: port, path: "/ws/push") {
+                    await received.append(text)
+                    if await received.contains(added) { return }
                 }
             }
             // Wait until the client is connected.

@@ -1,7 +1,5 @@
 import Foundation
 import Hummingbird
-import HummingbirdTesting
-import HummingbirdWSClient
 import Logging
 import NaviscanCore
 import NaviscanLibrary
@@ -11,15 +9,11 @@ import NIOCore
 import Testing
 
 /// Connects a /ws/push client that logs every event; returns once the server counts it.
-func connectPushClient(_ client: some TestClientProtocol, log: EventLog, query: String = "") async throws -> Task<Void, Error> {
+func connectPushClient(_ client: LiveClient, log: EventLog, query: String = "") async throws -> Task<Void, Error> {
     let port = try #require(client.port)
     let before = try await client.execute(uri: "/health", method: .get) { try json($0.body)["connected_clients"] as? Int } ?? 0
     let socket = Task {
-        _ = try await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/ws/push" + query, logger: Logger(label: "ws-test")) { inbound, _, _ in
-            for try await message in inbound.messages(maxSize: 1 << 16) {
-                if case .text(let text) = message { await log.append(text) }
-            }
-        }
+        for try await text in PushSocket.messages(port: port, path: "/ws/push" + query) { await log.append(text) }
     }
     for _ in 0..<100 {
         let connected = try await client.execute(uri: "/health", method: .get) { try json($0.body)["connected_clients"] as? Int }
@@ -41,7 +35,7 @@ func waitFor(_ log: EventLog, _ paths: [String], seconds: Int = 30) async throws
     }
 }
 
-func post(_ client: some TestClientProtocol, _ path: String) async throws -> (HTTPResponse.Status, [String: Any]) {
+func post(_ client: LiveClient, _ path: String) async throws -> (HTTPResponse.Status, [String: Any]) {
     let body = ByteBuffer(data: try JSONSerialization.data(withJSONObject: ["relative_path": path]))
     return try await client.execute(uri: "/visualizer/precompute", method: .post, body: body) { ($0.status, try json($0.body)) }
 }
