@@ -11,10 +11,15 @@ DEMO_OUT ?= demo-out
 # The installed binary carries the Swift runtime (static stdlib): a machine needs only the Debian
 # runtime packages of the C libraries (RUNTIME_PACKAGES), not the Swift toolchain.
 RELEASE_FLAGS = -c release --static-swift-stdlib --scratch-path $(BUILD_DIR)
-# Every release build (build, demo, install, check-install, deb, image) shares BUILD_DIR, a scratch folder
-# of its own: the static build (about 12 minutes on 2 cores) runs once and never undoes the debug build in
-# .build that the tests use.
+# Every build of make's targets (test, build, demo, install, check-install, deb, image, the man page, the
+# fuzz check, the tempo check) shares BUILD_DIR: one static release build, tests included, made once
+# (about 9 minutes on 2 cores) and never undoing the debug build in .build that `swift test` uses.
 BUILD_DIR ?= .build-release
+NAVISCAN = $(BUILD_DIR)/release/naviscan
+# Suites that start the executable, a live server or a scan of their own: make test runs them one at a
+# time, after the others have run in parallel. A test ID is Module.Suite/test(); add a new suite of that
+# kind here.
+END_TO_END := NaviscanServerTests\.|\.(CommandLineTests|CommandLineWordingTests|ScaleOutRecipeTests|ShardMergeTests|HostileInputTests|LibraryBenchmarkTests|ScanCommandTests|SimilarTracksTests|StoreSafetyTests|TagSafetyTests|TagWriteBackTests|LibraryStoreOpenTests|LibraryScannerTests)/
 # Where make deb and make image put the .deb and the image archives (git-ignored).
 DIST_OUT ?= dist-out
 RUNTIME_PACKAGES := libsndfile1 libmpg123-0 libsyn123-0 libfftw3-single3 libebur128-1 libsqlite3-0 libavformat59 libavcodec59 libavutil57 libtag1v5
@@ -30,7 +35,7 @@ SHARE = $(DESTDIR)$(PREFIX)/share/naviscan
 runtime-packages:
 	@echo $(RUNTIME_PACKAGES)
 
-.PHONY: all runtime-packages swift-check swift-path deps browser-deps test-browser test-slurm check-kubernetes screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check tempo-cv install uninstall man check-man check-install deb test-deb image-deps image test-image clean
+.PHONY: all runtime-packages swift-check swift-path deps ci-deps build-tests browser-deps test-browser test-slurm check-kubernetes screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check tempo-cv install uninstall man check-man check-install deb test-deb image-deps image test-image clean
 
 all: build
 
@@ -46,8 +51,21 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(DEB_PACKAGES); \
 	fi
 
+# CI's one apt step: what every target CI runs installs on its own when missing (deps, browser-deps,
+# KUBERNETES_CHECK_PACKAGES, test-slurm, tempo-cv, check-install, deb, test-deb), in one update and one install.
+CI_PACKAGES = $(DEB_PACKAGES) chromium python3 $(KUBERNETES_CHECK_PACKAGES) slurmctld slurmd slurm-client munge sqlite3 jq \
+	fluidsynth fluid-soundfont-gm lame openmpt123 libopenmpt0 python3-numpy python3-mido python3-soundfile python3-scipy \
+	systemd dpkg-dev binutils mmdebstrap
+ci-deps:
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(CI_PACKAGES) > /dev/null
+
 build: deps swift-check
 	$(SWIFT) build $(RELEASE_FLAGS) --product naviscan
+
+# The release build with every target and the tests (the binary is the same as make build's).
+build-tests: deps swift-check
+	$(SWIFT) build $(RELEASE_FLAGS) --build-tests
 
 # A plain message, not "swift: command not found", when no toolchain can be found.
 swift-check:
@@ -58,31 +76,29 @@ swift-check:
 swift-path:
 	@echo $(SWIFT)
 
-# The end-to-end scan tests run the naviscan executable, so it is built first. The suites run one at a
-# time: several start live servers and scans, and on a 2-core machine they starve each other.
-test: deps
-	$(SWIFT) build --product naviscan
-	$(SWIFT) test --no-parallel
+# The whole suite on the release build, against the naviscan binary built beside the tests: the unit
+# tests in parallel, then the end-to-end suites (END_TO_END) one at a time, since live servers and scans
+# on a 2-core machine starve each other. `swift test` alone runs everything on the debug build.
+test: build-tests
+	$(SWIFT) test $(RELEASE_FLAGS) --skip-build --skip '$(END_TO_END)'
+	$(SWIFT) test $(RELEASE_FLAGS) --skip-build --no-parallel --filter '$(END_TO_END)'
 
 # The web page in a real browser (Debian's chromium, headless, over the DevTools protocol; a python3
 # stdlib client): the table lists the demo library, the track page draws its visualizer (and its
 # waveform where the server has /waveform), the audio loads through /stream with a Range request.
-test-browser: deps browser-deps
-	$(SWIFT) build --product naviscan
-	python3 scripts/ci/browser-test.py .build/debug/naviscan
+test-browser: build browser-deps
+	python3 scripts/ci/browser-test.py $(NAVISCAN)
 
 # The same run, keeping a screenshot of each page for the README (docs/screenshots/).
-screenshots: deps browser-deps
-	$(SWIFT) build --product naviscan
-	python3 scripts/ci/browser-test.py .build/debug/naviscan --screenshots docs/screenshots
+screenshots: build browser-deps
+	python3 scripts/ci/browser-test.py $(NAVISCAN) --screenshots docs/screenshots
 
 # The Slurm recipe (dist/slurm) as shipped, on a one-node Slurm started by hand on this machine (Debian's
 # slurmctld, slurmd and munge, installed when missing; no systemd): a 4-shard scan and its merge equal a
 # single scan, a failed shard makes the merge exit 1, and running submit.sh again re-runs only that
 # shard. Needs root for apt-get and slurmd; leaves nothing behind. See scripts/ci/slurm-test.sh.
-test-slurm: deps
-	$(SWIFT) build --product naviscan
-	$(SUDO) scripts/ci/slurm-test.sh .build/debug/naviscan
+test-slurm: build
+	$(SUDO) scripts/ci/slurm-test.sh $(NAVISCAN)
 
 # The Kubernetes recipe (dist/kubernetes) without a cluster: submit.sh's YAML for three sets of variables
 # checked against the Kubernetes client's models (Debian's python3-kubernetes; unknown fields, wrong types
@@ -143,10 +159,10 @@ fuzz: deps
 
 # CI's short fixed-seed pass: the same inputs on every run, so a failure reproduces.
 FUZZ_CHECK_ITERATIONS ?= 3000
-fuzz-check: deps
-	$(SWIFT) build --product naviscan-fuzz
-	scripts/ci/fuzz/make-corpus.sh .build/fuzz-corpus
-	.build/debug/naviscan-fuzz .build/fuzz-corpus --seed 1 --iterations $(FUZZ_CHECK_ITERATIONS) --artifacts .build/fuzz-artifacts
+fuzz-check: deps swift-check
+	$(SWIFT) build $(RELEASE_FLAGS) --product naviscan-fuzz
+	scripts/ci/fuzz/make-corpus.sh $(BUILD_DIR)/fuzz-corpus
+	$(BUILD_DIR)/release/naviscan-fuzz $(BUILD_DIR)/fuzz-corpus --seed 1 --iterations $(FUZZ_CHECK_ITERATIONS) --artifacts $(BUILD_DIR)/fuzz-artifacts
 
 # The tempo model's leave-one-source-out cross-validation (scripts/lab/tempo-model/beat_level_cv.py and
 # tempo_cv.py --subset small: 16 grooves of ../shared/tempo, 4 tracker modules of ../shared/modtempo, 6
@@ -155,9 +171,8 @@ fuzz-check: deps
 # once into NAVISCAN_TEMPO_DATA (default ~/.cache/naviscan-ci-tempo; installs fluidsynth, openmpt123, lame
 # and python3-numpy/scipy/mido/soundfile from apt when missing). About 4 minutes on a fresh 2-core
 # machine (apt and the renders 2.5 of them), 1.5 once the data is there. See scripts/tempo-cv.sh.
-tempo-cv: deps
-	$(SWIFT) build --product naviscan
-	bash scripts/tempo-cv.sh .build/debug/naviscan
+tempo-cv: build
+	bash scripts/tempo-cv.sh $(NAVISCAN)
 
 # The binary, its man page, bash/zsh/fish completions, the systemd units (dist/) and an example
 # config. `make install PREFIX=/usr DESTDIR=pkg` for packaging.
@@ -186,16 +201,20 @@ uninstall:
 	rm -rf $(SHARE)/web $(SHARE)/slurm $(SHARE)/kubernetes
 	-rmdir $(SHARE) 2>/dev/null
 
-# Regenerates docs/naviscan.1 from the commands' help (swift-argument-parser's generate-manual plugin).
-man: deps
-	$(SWIFT) package generate-manual --configuration debug
-	cp "$$(find .build/plugins -path '*GenerateManual*' -name naviscan.1 | head -1)" docs/naviscan.1
+# Regenerates docs/naviscan.1 from the commands' help: swift-argument-parser's generate-manual tool (what
+# its plugin runs) on the release binary.
+MAN_OUT = $(BUILD_DIR)/man
+man: build
+	$(SWIFT) build $(RELEASE_FLAGS) --product generate-manual
+	$(BUILD_DIR)/release/generate-manual $(NAVISCAN) --output-directory $(MAN_OUT)
+	cp $(MAN_OUT)/naviscan.1 docs/naviscan.1
 
 # Fails when docs/naviscan.1 is not what `make man` makes from the commands' help now (the date aside),
 # so the man page cannot drift from --help.
-check-man: deps
-	$(SWIFT) package generate-manual --configuration debug > /dev/null
-	@generated="$$(find .build/plugins -path '*GenerateManual*' -name naviscan.1 | head -1)"; \
+check-man: build
+	$(SWIFT) build $(RELEASE_FLAGS) --product generate-manual
+	$(BUILD_DIR)/release/generate-manual $(NAVISCAN) --output-directory $(MAN_OUT)
+	@generated=$(MAN_OUT)/naviscan.1; \
 	if ! diff <(grep -v '^\.Dd' "$$generated") <(grep -v '^\.Dd' docs/naviscan.1) > /dev/null; then \
 		diff <(grep -v '^\.Dd' "$$generated") <(grep -v '^\.Dd' docs/naviscan.1) | head -20; \
 		echo "FAIL: docs/naviscan.1 differs from the commands' help; run make man and commit it" >&2; exit 1; \

@@ -1,11 +1,14 @@
 import Foundation
 
-/// The `naviscan` executable the tests run: `NAVISCAN_EXECUTABLE` when set (an installed or release
-/// binary), else the package's debug build. Plain `swift test` does not build executables for its
-/// test targets, so a missing debug build is built once, on first use, with `swift build`.
+/// The `naviscan` executable the tests run: `NAVISCAN_EXECUTABLE` when set (an installed binary, an
+/// older build to compare), else the one built beside the running tests (`make test`'s release build,
+/// `swift test -c release`), else the package's debug build. Plain `swift test` does not build
+/// executables for its test targets, so a missing debug build is built once, on first use, with `swift build`.
 public enum NaviscanExecutable {
     public static let path: String = {
         if let path = ProcessInfo.processInfo.environment["NAVISCAN_EXECUTABLE"], !path.isEmpty { return path }
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("naviscan").path
+        if FileManager.default.isExecutableFile(atPath: beside) { return beside }
         let root = URL(fileURLWithPath: FixturePaths.fixturesDirectory).deletingLastPathComponent().path
         let debug = root + "/.build/debug/naviscan"
         if !FileManager.default.isExecutableFile(atPath: debug) {
