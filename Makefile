@@ -11,10 +11,14 @@ DEMO_OUT ?= demo-out
 # The installed binary carries the Swift runtime (static stdlib): a machine needs only the Debian
 # runtime packages of the C libraries (RUNTIME_PACKAGES), not the Swift toolchain.
 RELEASE_FLAGS = -c release --static-swift-stdlib --scratch-path $(BUILD_DIR)
-# Every build of make's targets (test, build, demo, install, check-install, deb, image, the man page, the
-# fuzz check, the tempo check) shares BUILD_DIR: one static release build, tests included, made once
-# (about 9 minutes on 2 cores) and never undoing the debug build in .build that `swift test` uses.
+# Every target that runs naviscan (test, build, demo, install, check-install, deb, image, man, tempo-cv,
+# test-browser, test-slurm) shares BUILD_DIR: the static release build, made once and never undoing the
+# debug build in .build that `swift test` uses. The tests, the fuzz target and the man page's tool are
+# compiled in TEST_BUILD_DIR, the same release build without the static standard library (Swift
+# Testing has no static library), and run against that one naviscan binary.
 BUILD_DIR ?= .build-release
+TEST_BUILD_DIR ?= .build-release-tests
+TEST_FLAGS = -c release --scratch-path $(TEST_BUILD_DIR)
 NAVISCAN = $(BUILD_DIR)/release/naviscan
 # Suites that start the executable, a live server or a scan of their own: make test runs them one at a
 # time, after the others have run in parallel. A test ID is Module.Suite/test(); add a new suite of that
@@ -63,9 +67,9 @@ ci-deps:
 build: deps swift-check
 	$(SWIFT) build $(RELEASE_FLAGS) --product naviscan
 
-# The release build with every target and the tests (the binary is the same as make build's).
+# The release build of every target and the tests (dynamically linked).
 build-tests: deps swift-check
-	$(SWIFT) build $(RELEASE_FLAGS) --build-tests
+	$(SWIFT) build $(TEST_FLAGS) --build-tests
 
 # A plain message, not "swift: command not found", when no toolchain can be found.
 swift-check:
@@ -79,9 +83,9 @@ swift-path:
 # The whole suite on the release build, against the naviscan binary built beside the tests: the unit
 # tests in parallel, then the end-to-end suites (END_TO_END) one at a time, since live servers and scans
 # on a 2-core machine starve each other. `swift test` alone runs everything on the debug build.
-test: build-tests
-	$(SWIFT) test $(RELEASE_FLAGS) --skip-build --skip '$(END_TO_END)'
-	$(SWIFT) test $(RELEASE_FLAGS) --skip-build --no-parallel --filter '$(END_TO_END)'
+test: build build-tests
+	NAVISCAN_EXECUTABLE=$(abspath $(NAVISCAN)) $(SWIFT) test $(TEST_FLAGS) --skip-build --skip '$(END_TO_END)'
+	NAVISCAN_EXECUTABLE=$(abspath $(NAVISCAN)) $(SWIFT) test $(TEST_FLAGS) --skip-build --no-parallel --filter '$(END_TO_END)'
 
 # The web page in a real browser (Debian's chromium, headless, over the DevTools protocol; a python3
 # stdlib client): the table lists the demo library, the track page draws its visualizer (and its
@@ -135,8 +139,9 @@ bench: deps
 
 # CI's smoke of the suite: runs every benchmark and fails when a malloc count moves more than 100
 # from Benchmarks/Thresholds (an allocation per block or per frame). Time is never checked.
+# It shares TEST_BUILD_DIR (the same release flags), so naviscan's modules built for the tests are reused.
 bench-check: deps
-	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark thresholds check --metric mallocCountTotal --no-progress
+	cd Benchmarks && $(SWIFT) package --scratch-path $(abspath $(TEST_BUILD_DIR)) --allow-writing-to-package-directory benchmark thresholds check --metric mallocCountTotal --no-progress
 
 # Rewrites Benchmarks/Thresholds from a run (after a deliberate change in allocations).
 bench-thresholds: deps
@@ -160,9 +165,9 @@ fuzz: deps
 # CI's short fixed-seed pass: the same inputs on every run, so a failure reproduces.
 FUZZ_CHECK_ITERATIONS ?= 3000
 fuzz-check: deps swift-check
-	$(SWIFT) build $(RELEASE_FLAGS) --product naviscan-fuzz
-	scripts/ci/fuzz/make-corpus.sh $(BUILD_DIR)/fuzz-corpus
-	$(BUILD_DIR)/release/naviscan-fuzz $(BUILD_DIR)/fuzz-corpus --seed 1 --iterations $(FUZZ_CHECK_ITERATIONS) --artifacts $(BUILD_DIR)/fuzz-artifacts
+	$(SWIFT) build $(TEST_FLAGS) --product naviscan-fuzz
+	scripts/ci/fuzz/make-corpus.sh $(TEST_BUILD_DIR)/fuzz-corpus
+	$(TEST_BUILD_DIR)/release/naviscan-fuzz $(TEST_BUILD_DIR)/fuzz-corpus --seed 1 --iterations $(FUZZ_CHECK_ITERATIONS) --artifacts $(TEST_BUILD_DIR)/fuzz-artifacts
 
 # The tempo model's leave-one-source-out cross-validation (scripts/lab/tempo-model/beat_level_cv.py and
 # tempo_cv.py --subset small: 16 grooves of ../shared/tempo, 4 tracker modules of ../shared/modtempo, 6
@@ -203,17 +208,19 @@ uninstall:
 
 # Regenerates docs/naviscan.1 from the commands' help: swift-argument-parser's generate-manual tool (what
 # its plugin runs) on the release binary.
-MAN_OUT = $(BUILD_DIR)/man
+MAN_OUT = $(TEST_BUILD_DIR)/man
 man: build
-	$(SWIFT) build $(RELEASE_FLAGS) --product generate-manual
-	$(BUILD_DIR)/release/generate-manual $(NAVISCAN) --output-directory $(MAN_OUT)
+	$(SWIFT) build $(TEST_FLAGS) --product generate-manual
+	mkdir -p $(MAN_OUT)
+	$(TEST_BUILD_DIR)/release/generate-manual $(NAVISCAN) --output-directory $(MAN_OUT)
 	cp $(MAN_OUT)/naviscan.1 docs/naviscan.1
 
 # Fails when docs/naviscan.1 is not what `make man` makes from the commands' help now (the date aside),
 # so the man page cannot drift from --help.
 check-man: build
-	$(SWIFT) build $(RELEASE_FLAGS) --product generate-manual
-	$(BUILD_DIR)/release/generate-manual $(NAVISCAN) --output-directory $(MAN_OUT)
+	$(SWIFT) build $(TEST_FLAGS) --product generate-manual
+	mkdir -p $(MAN_OUT)
+	$(TEST_BUILD_DIR)/release/generate-manual $(NAVISCAN) --output-directory $(MAN_OUT)
 	@generated=$(MAN_OUT)/naviscan.1; \
 	if ! diff <(grep -v '^\.Dd' "$$generated") <(grep -v '^\.Dd' docs/naviscan.1) > /dev/null; then \
 		diff <(grep -v '^\.Dd' "$$generated") <(grep -v '^\.Dd' docs/naviscan.1) | head -20; \
@@ -269,4 +276,4 @@ test-image: image
 	$(SUDO) scripts/ci/test-image.sh $(IMAGE_BASE).docker.tar $(IMAGE_BASE).oci.tar
 
 clean:
-	rm -rf .build .build-fuzz .build-release Benchmarks/.build $(DEMO_OUT) $(DIST_OUT)
+	rm -rf .build .build-fuzz $(BUILD_DIR) $(TEST_BUILD_DIR) Benchmarks/.build $(DEMO_OUT) $(DIST_OUT)
