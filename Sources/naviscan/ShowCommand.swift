@@ -36,9 +36,7 @@ struct ShowCommand: AsyncParsableCommand {
         guard let location = configured ?? Self.enclosingStore(of: absolute) else {
             throw CLIError("no store found for \(path): pass --library LIBRARY or --out DIR")
         }
-        guard FileManager.default.fileExists(atPath: location.databasePath) else {
-            throw CLIError("no store at \(location.out); run `naviscan scan LIBRARY` first")
-        }
+        try location.requireStore()
         let trackStore: LibraryStore
         do { trackStore = try LibraryStore(path: location.databasePath) } catch { throw CLIError(UserMessage.describe(error)) }
         let root = try location.library ?? trackStore.libraryIdentity().root

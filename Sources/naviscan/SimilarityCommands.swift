@@ -23,9 +23,7 @@ struct SimilarityOptions: ParsableArguments {
         if let data { flags[Settings.out.key] = .string(data) }
         let loaded = try await StoreSettings.load(flags: flags, configFile: config.path, libraryArgument: library, command: command)
         let location = loaded.location
-        guard FileManager.default.fileExists(atPath: location.databasePath) else {
-            throw CLIError("no store at \(location.out); run `naviscan scan \(library)` first (or pass --out DIR where a scan wrote its results)")
-        }
+        try location.requireStore()
         do {
             let store = try LibraryStore(path: location.databasePath)
             return (try SimilarTracks(store: store), location.library ?? StoreLocation.standardized(library), location.out)

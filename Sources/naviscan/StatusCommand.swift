@@ -52,9 +52,7 @@ struct StatusCommand: AsyncParsableCommand {
         let loaded = try await StoreSettings.load(flags: store.flags(library: library), configFile: store.config.path,
                                                   libraryArgument: library, command: "status")
         let location = loaded.location
-        guard FileManager.default.fileExists(atPath: location.databasePath) else {
-            throw CLIError("no store at \(location.out); run `naviscan scan LIBRARY` first (or pass --out DIR where a scan wrote its results)")
-        }
+        try location.requireStore()
         let trackStore: LibraryStore
         do { trackStore = try LibraryStore(path: location.databasePath) } catch { throw CLIError(UserMessage.describe(error)) }
         let tracks = try trackStore.allTracks()

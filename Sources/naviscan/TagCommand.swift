@@ -61,9 +61,7 @@ struct TagCommand: AsyncParsableCommand {
         let loaded = try await StoreSettings.load(flags: store.flags(library: library), configFile: store.config.path,
                                                   libraryArgument: library, command: "tag")
         let location = loaded.location
-        guard FileManager.default.fileExists(atPath: location.databasePath) else {
-            throw CLIError("no store at \(location.out); run `naviscan scan LIBRARY` first (or pass --out DIR where a scan wrote its results)")
-        }
+        try location.requireStore()
         let libraryRoot: String
         if let given = location.library {
             libraryRoot = given

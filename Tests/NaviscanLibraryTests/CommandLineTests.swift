@@ -60,7 +60,7 @@ struct CommandLineTests {
         let scan = try s.run(["scan", s.library, "--dj", "--no-vis", "-q", "--json", "-j", "1", "--fps", "30"],
                              environment: ["NAVISCAN_JOBS": "2"])
         #expect(scan.status == 0, "\(scan.stderr)")
-        let recorded = try #require(try LibraryStore(path: s.library + "/.naviscan/naviscan.db").analysisParameters()).values
+        let recorded = try #require(try LibraryStore(path: OutputLayout(root: s.library + "/.naviscan").databasePath).analysisParameters()).values
         #expect(recorded["fps"] == .int(30) && recorded["encoding"] == .string("f16") && recorded["vis"] == .bool(false), "\(recorded)")
     }
 
@@ -83,7 +83,7 @@ struct CommandLineTests {
         #expect(badBits.status == 2 && badBits.stderr.contains("--waveform-bits must be 8 or 16"), "\(badBits.stderr)")
         let badPPS = try s.run(["scan", s.library, "-q"], environment: ["NAVISCAN_WAVEFORM_PPS": "0"])
         #expect(badPPS.status == 2 && badPPS.stderr.contains("NAVISCAN_WAVEFORM_PPS"), "\(badPPS.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: s.library + "/.naviscan/naviscan.db"))
+        #expect(!FileManager.default.fileExists(atPath: OutputLayout(root: s.library + "/.naviscan").databasePath))
     }
 
     @Test("The store records its parameters: a plain re-scan reuses them; a change says how many tracks it re-analyses")
@@ -94,7 +94,7 @@ struct CommandLineTests {
         #expect(first.status == 0, "\(first.stderr)")
         let plain = try s.run([s.library, "--json", "-q"])
         #expect(try s.json(plain.stdout)["analysed"] as? Int == 0, "a plain re-scan went back to the defaults")
-        let db = s.library + "/.naviscan/naviscan.db"
+        let db = OutputLayout(root: s.library + "/.naviscan").databasePath
         let tracks = try LibraryStore(path: db).allTracks()
         #expect(tracks.count == 3)
         for track in tracks {
@@ -123,7 +123,7 @@ struct CommandLineTests {
     func analysersRememberedSeparately() throws {
         let s = try Scratch()
         defer { s.remove() }
-        let db = s.library + "/.naviscan/naviscan.db"
+        let db = OutputLayout(root: s.library + "/.naviscan").databasePath
         #expect(try s.run([s.library, "-q"]).status == 0)
         let more = try s.run([s.library, "--vis", "--fps", "60", "-q", "--json"])
         #expect(more.status == 0, "\(more.stderr)")
@@ -155,7 +155,7 @@ struct CommandLineTests {
         try FileManager.default.copyItem(atPath: FixturePaths.fixture("demo"), toPath: other)
         #expect(try s.run([other, "--dj", "-q"]).status == 0)
         #expect(try s.run([other, "-q"]).status == 0)
-        let tracks = try LibraryStore(path: other + "/.naviscan/naviscan.db").allTracks()
+        let tracks = try LibraryStore(path: OutputLayout(root: other + "/.naviscan").databasePath).allTracks()
         #expect(tracks.count == 3 && tracks.allSatisfy { $0.profileJSON != nil && $0.visFingerprint == nil })
     }
 
@@ -320,7 +320,7 @@ struct CommandLineTests {
         }.resume()
         answered.wait()
         #expect(status == 202)
-        let store = try LibraryStore(path: s.library + "/.naviscan/naviscan.db")
+        let store = try LibraryStore(path: OutputLayout(root: s.library + "/.naviscan").databasePath)
         var record: TrackRecord?
         for _ in 0..<200 where record == nil {
             record = try store.track(relativePath: "new.wav")

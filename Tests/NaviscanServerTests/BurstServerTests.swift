@@ -27,7 +27,7 @@ struct BurstServerTests {
         }
         let options = ScanOptions(library: library, output: data, visualizer: nil, profile: ProfileConfig(), jobs: 2)
         _ = try LibraryScanner(options: options, logger: Logger(label: "scan")).run()
-        let store = try LibraryStore(path: data + "/naviscan.db")
+        let store = try LibraryStore(path: OutputLayout(root: data).databasePath)
         let scanned = try store.allTracks().filter { $0.features != nil }
         #expect(scanned.count == 6)
         var random = SeededGenerator(seed: 51)
@@ -55,7 +55,7 @@ struct BurstServerTests {
 
         Self.burst(server, store.paths, "right after the start")
         // A change of the store: the next requests find the index stale and build it again.
-        let writer = try LibraryStore(path: store.data + "/naviscan.db")
+        let writer = try LibraryStore(path: OutputLayout(root: store.data).databasePath)
         var added = try #require(try writer.track(relativePath: store.paths[0]))
         added.relativePath = "Added/" + added.relativePath
         try writer.commitTracks([.save(added)])

@@ -124,7 +124,7 @@ struct LibraryWatchTests {
                 try await Task.sleep(for: .milliseconds(100))
             }
             #expect(try await served.profileStatus(client, served.tracks[0]) == .notFound)
-            let store = try LibraryStore(path: served.data + "/naviscan.db")
+            let store = try LibraryStore(path: OutputLayout(root: served.data).databasePath)
             #expect(try await store.track(relativePath: served.tracks[0]) == nil)
 
             // The whole Extra folder at once (7 of 9) is over it: kept, still served.

@@ -16,7 +16,7 @@ struct ServeScanRecordTests {
 
         let first = try NaviscanProcess.run(["scan", library, "--out", data, "--quiet", "--json", "--fps", "60"])
         #expect(first.status == 0, "\(first.stderr)")
-        let before = try #require(try LibraryStore(path: data + "/naviscan.db").lastScan())
+        let before = try #require(try LibraryStore(path: OutputLayout(root: data).databasePath).lastScan())
         #expect(before.analysed == 2 && before.by == ScanLock.Owner.scan.rawValue)
 
         // While serve runs, a track arrives and a link to a file that is gone (a failure with no row).
@@ -26,7 +26,7 @@ struct ServeScanRecordTests {
         let deadline = Date().addingTimeInterval(60)
         var recorded: ScanRecord?
         while Date() < deadline {
-            recorded = try? LibraryStore(path: data + "/naviscan.db").lastScan()
+            recorded = try? LibraryStore(path: OutputLayout(root: data).databasePath).lastScan()
             if let recorded, recorded.by == ScanLock.Owner.watch.rawValue { break }
             usleep(200_000)
         }
@@ -37,8 +37,8 @@ struct ServeScanRecordTests {
         #expect(serveScan.finishedAt >= before.finishedAt)
         // serve folded the log into the main file as it stopped: naviscan.db alone holds its scan.
         try FileManager.default.createDirectory(atPath: scratch + "/copy", withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: data + "/naviscan.db", toPath: scratch + "/copy/naviscan.db")
-        let copy = try LibraryStore.readOnly(path: scratch + "/copy/naviscan.db")
+        try FileManager.default.copyItem(atPath: OutputLayout(root: data).databasePath, toPath: OutputLayout(root: scratch + "/copy").databasePath)
+        let copy = try LibraryStore.readOnly(path: OutputLayout(root: scratch + "/copy").databasePath)
         #expect(try copy.lastScan() == serveScan && copy.count() == 3)
 
         // `naviscan status` reports serve's scan, and the parameters serve analysed with.

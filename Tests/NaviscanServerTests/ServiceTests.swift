@@ -58,7 +58,7 @@ struct ServiceTests {
         let profile = Self.json(try Self.get(server, "/smart-dj/profile?relative_path=groove_120bpm.mp3"))
         #expect((profile["bpm"] as? Double).map { abs($0 - 120) < 2 } == true, "\(profile)")
         let recorded = try Self.eventually(seconds: 30) {
-            try LibraryStore(path: s.data + "/naviscan.db").lastScan()?.by == ScanLock.Owner.watch.rawValue
+            try LibraryStore(path: OutputLayout(root: s.data).databasePath).lastScan()?.by == ScanLock.Owner.watch.rawValue
         }
         #expect(recorded, "the first scan records itself as serve's")
     }
@@ -280,7 +280,7 @@ struct ServiceTests {
         plain.stop()
 
         let wrong = try NaviscanProcess.run(["serve", "--library", s.library, "--out", s.data, "--no-watch", "--port", "0",
-                                             "--navidrome-db", s.data + "/naviscan.db"])
+                                             "--navidrome-db", OutputLayout(root: s.data).databasePath])
         #expect(wrong.status != 0)
         #expect(wrong.stderr.contains("is not Navidrome's database"), "\(wrong.stderr)")
     }
@@ -290,7 +290,7 @@ struct ServiceTests {
         let s = try Scratch()
         defer { s.remove() }
         try s.scan()
-        let before = try LibraryStore(path: s.data + "/naviscan.db").allTracks()
+        let before = try LibraryStore(path: OutputLayout(root: s.data).databasePath).allTracks()
         let server = try ServerProcess(arguments: ["--library", s.library, "--out", s.data])
         defer { server.stop() }
         let track = "relative_path=groove_120bpm.mp3"
@@ -313,7 +313,7 @@ struct ServiceTests {
         #expect(try Self.get(server, "/visualizer/frames?\(track)").status == 200)
         #expect(try Self.get(server, "/smart-dj/profile?\(track)").status == 200)
         server.stop()
-        let after = try LibraryStore(path: s.data + "/naviscan.db").allTracks()
+        let after = try LibraryStore(path: OutputLayout(root: s.data).databasePath).allTracks()
         #expect(after.map(\.relativePath) == before.map(\.relativePath))
         for (old, new) in zip(before, after) {
             #expect(new.status == old.status && new.visFingerprint == old.visFingerprint && new.profileFingerprint == old.profileFingerprint

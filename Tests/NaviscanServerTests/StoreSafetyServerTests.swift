@@ -46,7 +46,7 @@ struct StoreSafetyServerTests {
     func outOfOrderCommits() async throws {
         let served = try ServedLibrary()
         defer { served.cleanUp() }
-        let store = try LibraryStore(path: served.data + "/naviscan.db")
+        let store = try LibraryStore(path: OutputLayout(root: served.data).databasePath)
         try await served.app().test(.live) { client in
             let log = EventLog()
             let socket = try await connectPushClient(client, log: log)
@@ -156,7 +156,7 @@ struct StoreSafetyServerTests {
         #expect(try LibraryScanner(options: options, logger: Logger(label: "scan")).run().analysed == 1)
         let path = "Other/Beyonc\u{F7E9}.flac"
         // Its tags were read (they decide its album and album gain).
-        let store = try LibraryStore(path: served.data + "/naviscan.db")
+        let store = try LibraryStore(path: OutputLayout(root: served.data).databasePath)
         #expect(try store.tags(relativePath: path)?.album == "Dangerously in Love")
         #expect(try store.tags(relativePath: path)?.artist == "Beyonc\u{E9}")
         try await served.app().test(.live) { client in
@@ -203,7 +203,7 @@ struct StoreSafetyServerTests {
         for i in 0..<3 {
             try AudioFileWriter.write(.sine(frequency: 500 + Double(i), duration: 1), to: served.library + "/Other/queued \(i).flac", format: .flac16)
         }
-        let store = try LibraryStore(path: served.data + "/naviscan.db")
+        let store = try LibraryStore(path: OutputLayout(root: served.data).databasePath)
         let before = try #require(try await store.track(relativePath: served.tracks[2]))
         var configuration = ServerConfiguration(dataDirectory: served.data, port: 0)
         configuration.pollInterval = .milliseconds(100)

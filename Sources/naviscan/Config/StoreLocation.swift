@@ -9,6 +9,13 @@ struct StoreLocation {
 
     var databasePath: String { OutputLayout(root: out).databasePath }
 
+    /// Throws the one "no store" message unless a scan has written a store here.
+    func requireStore() throws {
+        guard FileManager.default.fileExists(atPath: databasePath) else {
+            throw CLIError("no store at \(out); run `naviscan scan \(library ?? "LIBRARY")` first (or pass --out DIR where a scan wrote its results)")
+        }
+    }
+
     static func resolve(libraryArgument: String?, config: EffectiveConfiguration, command: String) throws -> StoreLocation {
         let library = (libraryArgument ?? config.string(Settings.library)).map(standardized)
         if let out = config.string(Settings.out) { return StoreLocation(library: library, out: standardized(out)) }

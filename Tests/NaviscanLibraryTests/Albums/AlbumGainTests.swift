@@ -40,7 +40,7 @@ struct AlbumGainTests {
 
         /// The profile as served (the store's copy), checked equal to the file on disk.
         func profile(_ relative: String) throws -> TrackProfile {
-            let store = try LibraryStore(path: out + "/naviscan.db")
+            let store = try LibraryStore(path: OutputLayout(root: out).databasePath)
             let record = try #require(try store.track(relativePath: relative))
             let json = try #require(record.profileJSON)
             let file = try Data(contentsOf: URL(fileURLWithPath: OutputLayout(root: out).profilePath(key: record.key)))

@@ -113,15 +113,15 @@ struct ScaleOutRecipeTests {
         #expect(!FileManager.default.fileExists(atPath: scratch + "/shards/shard-1.complete"))
         let held = try Self.run("/bin/bash", [Self.root + "/dist/slurm/naviscan-merge.sbatch"], environment: environment)
         #expect(held.status == 1 && held.stderr.contains("shards 1 of 2 did not complete"), "\(held.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: scratch + "/store/naviscan.db"))
+        #expect(!FileManager.default.fileExists(atPath: OutputLayout(root: scratch + "/store").databasePath))
 
         try FileManager.default.removeItem(atPath: scratch + "/shards/shard-1")
         #expect(try task(1) == 0)
         let merge = try Self.run("/bin/bash", [Self.root + "/dist/slurm/naviscan-merge.sbatch"], environment: environment)
         #expect(merge.status == 0, "\(merge.stderr)")
-        let rows = try LibraryStore(path: scratch + "/store/naviscan.db").allTracks()
+        let rows = try LibraryStore(path: OutputLayout(root: scratch + "/store").databasePath).allTracks()
         #expect(rows.filter { $0.status == .ok }.count == library.good.count)
-        #expect(try LibraryStore(path: scratch + "/store/naviscan.db").shardCoverage() == nil)
+        #expect(try LibraryStore(path: OutputLayout(root: scratch + "/store").databasePath).shardCoverage() == nil)
     }
 
     /// dist/kubernetes/submit.sh's DRY_RUN=1 output (the templates filled in), as PyYAML parses it.
@@ -230,7 +230,7 @@ struct ScaleOutRecipeTests {
         #expect(!FileManager.default.fileExists(atPath: scratch + "/data/shards/shard-1.complete"))
         let held = try pod(merge)
         #expect(held.status == 1 && held.stderr.contains("shards 1 of 2 did not complete"), "\(held.stderr)")
-        #expect(try LibraryStore(path: scratch + "/data/store/naviscan.db").shardCoverage() != nil, "shard 0 is merged alone")
+        #expect(try LibraryStore(path: OutputLayout(root: scratch + "/data/store").databasePath).shardCoverage() != nil, "shard 0 is merged alone")
 
         try FileManager.default.removeItem(atPath: scratch + "/data/shards/shard-1")
         let skipped = try pod(scan, index: 0)
@@ -238,9 +238,9 @@ struct ScaleOutRecipeTests {
         #expect(try pod(scan, index: 1).status == 0)
         let merged = try pod(merge)
         #expect(merged.status == 0, "\(merged.stderr)")
-        let rows = try LibraryStore(path: scratch + "/data/store/naviscan.db").allTracks()
+        let rows = try LibraryStore(path: OutputLayout(root: scratch + "/data/store").databasePath).allTracks()
         #expect(rows.filter { $0.status == .ok }.count == library.good.count)
-        #expect(try LibraryStore(path: scratch + "/data/store/naviscan.db").shardCoverage() == nil)
+        #expect(try LibraryStore(path: OutputLayout(root: scratch + "/data/store").databasePath).shardCoverage() == nil)
         let logs = (try? FileManager.default.contentsOfDirectory(atPath: scratch + "/data/shards/logs")) ?? []
         #expect(Set(logs) == ["scan-t2-0.log", "scan-t2-1.log", "merge-t2.log"], "\(logs)")
     }

@@ -39,7 +39,7 @@ struct ShardMergeTests {
     /// A store's rows with what differs between two runs of the same analysis blanked: when and in
     /// which order rows were written, and the stamps of output files written at other moments.
     static func comparableRows(out: String) throws -> [TrackRecord] {
-        let store = try LibraryStore(path: out + "/naviscan.db")
+        let store = try LibraryStore(path: OutputLayout(root: out).databasePath)
         return try store.allTracks().map { row in
             var row = row
             row.seq = 0
@@ -74,7 +74,7 @@ struct ShardMergeTests {
     /// Everything a second merge could change: every row as stored (sequence included) and each
     /// output file's inode and modification time.
     static func snapshot(_ out: String) throws -> [String] {
-        let store = try LibraryStore(path: out + "/naviscan.db")
+        let store = try LibraryStore(path: OutputLayout(root: out).databasePath)
         var lines = try store.allTracks().map { "\($0)" }.sorted()
         lines.append("change_seq \(try store.latestSequence())")
         for path in outputFiles(out).keys.sorted() {
@@ -101,7 +101,7 @@ struct ShardMergeTests {
             let run = try Self.scan([library.root, "--shard", "auto/4", "--out", "\(scratch)/shard-\(k)"], environment: [variable: "\(k)"])
             #expect([0, 1].contains(run.status), "\(run.stderr)")
             #expect(run.summary["shard"] as? String == "\(k)/4")
-            let paths = try LibraryStore(path: "\(scratch)/shard-\(k)/naviscan.db").allTracks().map(\.relativePath)
+            let paths = try LibraryStore(path: OutputLayout(root: "\(scratch)/shard-\(k)").databasePath).allTracks().map(\.relativePath)
             #expect(paths.allSatisfy { Shard.index(ofRelativePath: $0, count: 4) == k })
             #expect(run.summary["total"] as? Int == paths.count)
             #expect((run.summary["total"] as! Int) + (run.summary["other_shards"] as! Int) == library.good.count + 1)
@@ -133,7 +133,7 @@ struct ShardMergeTests {
         #expect(try Self.snapshot(merged) == before)
 
         // The sound features came with the rows, and the merge measured their normalisation again.
-        let mergedStore = try LibraryStore(path: merged + "/naviscan.db"), singleStore = try LibraryStore(path: single + "/naviscan.db")
+        let mergedStore = try LibraryStore(path: OutputLayout(root: merged).databasePath), singleStore = try LibraryStore(path: OutputLayout(root: single).databasePath)
         #expect(try mergedStore.featureRows().map(\.features) == singleStore.featureRows().map(\.features))
         #expect(try mergedStore.featureRows().count >= 2)
         let mergedScale = try #require(try mergedStore.similarityNormalisation())
@@ -167,7 +167,7 @@ struct ShardMergeTests {
         #expect(rescan.summary["pruned"] as? Int == 1, "\(rescan.stderr)")
         let again = try NaviscanProcess.run(["merge", merged, scratch + "/shard-1", "--json"])
         #expect(again.status == 0 && again.stdout.contains("\"removed\" : 1"), "\(again.stdout) \(again.stderr)")
-        let rows = try LibraryStore(path: merged + "/naviscan.db").allTracks().map(\.relativePath)
+        let rows = try LibraryStore(path: OutputLayout(root: merged).databasePath).allTracks().map(\.relativePath)
         #expect(!rows.contains(gone) && rows.count == library.good.count)
         #expect(try consistencyProblems(out: merged) == [])
     }
@@ -197,7 +197,7 @@ struct ShardMergeTests {
         // A copy of a shard store with one row changed behind naviscan's back.
         func tampered(_ store: String, as name: String, _ change: (inout TrackRecord) -> Void) throws -> String {
             try FileManager.default.copyItem(atPath: store, toPath: scratch + "/" + name)
-            let copy = try LibraryStore(path: scratch + "/" + name + "/naviscan.db")
+            let copy = try LibraryStore(path: scratch + "/" + OutputLayout(root: name).databasePath)
             var row = try #require(try copy.allTracks().first)
             change(&row)
             try copy.commitTracks([.save(row)])
@@ -217,7 +217,7 @@ struct ShardMergeTests {
         // OUT's store damaged: a store fault, exit 3, as for scan.
         let damaged = scratch + "/damaged"
         try FileManager.default.createDirectory(atPath: damaged, withIntermediateDirectories: true)
-        try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: damaged + "/naviscan.db"))
+        try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: OutputLayout(root: damaged).databasePath))
         let fault = try NaviscanProcess.run(["merge", damaged, a, c])
         #expect(fault.status == 3 && fault.stderr.contains("damaged"), "\(fault.stderr)")
 
@@ -241,7 +241,7 @@ struct ShardMergeTests {
         #expect(half.status == 0, "\(half.stderr)")
         let into = try NaviscanProcess.run(["merge", scratch + "/m2", b])
         #expect(into.status == 2 && into.stderr.contains("holds the library \(first.root), but the shards are of \(second.root)"), "\(into.stderr)")
-        #expect(try LibraryStore(path: scratch + "/m2/naviscan.db").allTrackPaths().allSatisfy { Shard.index(ofRelativePath: $0, count: 2) == 0 })
+        #expect(try LibraryStore(path: OutputLayout(root: scratch + "/m2").databasePath).allTrackPaths().allSatisfy { Shard.index(ofRelativePath: $0, count: 2) == 0 })
 
         // One index page overwritten: the header and every row the merge reads are intact, so only
         // SQLite's check sees it.
@@ -256,7 +256,7 @@ struct ShardMergeTests {
             with open(sys.argv[1], 'r+b') as f:
                 f.seek((root - 1) * size)
                 f.write(b'\\xff' * 8)
-            """, damaged + "/naviscan.db"], program: "/usr/bin/python3")
+            """, OutputLayout(root: damaged).databasePath], program: "/usr/bin/python3")
         try #require(corrupt.status == 0, "\(corrupt.stderr)")
         let refused = try NaviscanProcess.run(["merge", scratch + "/m3", damaged])
         #expect(refused.status == 3 && refused.stderr.contains("cannot read the shard store \(damaged)/naviscan.db: it is damaged (SQLite's check")
@@ -284,6 +284,6 @@ struct ShardMergeTests {
         // Without --shard the store is completed into a whole-library store.
         let complete = try Self.scan([library.root, "--out", out])
         #expect(complete.summary["shard"] == nil && complete.summary["total"] as? Int == library.good.count + 1)
-        #expect(try LibraryStore(path: out + "/naviscan.db").shardCoverage() == nil)
+        #expect(try LibraryStore(path: OutputLayout(root: out).databasePath).shardCoverage() == nil)
     }
 }

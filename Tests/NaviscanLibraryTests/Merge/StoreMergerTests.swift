@@ -32,7 +32,7 @@ struct StoreMergerTests {
         let merger = StoreMerger(output: scratch + "/out", sources: [scratch + "/s0", scratch + "/s1"], logger: Logger(label: "test"))
         let summary = try merger.run()
         #expect(summary.written == 40 && summary.unchanged == 0 && summary.tracks == 40 && summary.coverage == nil)
-        let out = try LibraryStore(path: scratch + "/out/naviscan.db")
+        let out = try LibraryStore(path: OutputLayout(root: scratch + "/out").databasePath)
         #expect(Set(try out.allTracks().map(\.relativePath)) == Set(first + second))
         #expect(Set(try out.allTracks().map(\.seq)) == Set(1...40), "the output's own sequence, one per row")
         #expect(try out.shardCoverage() == nil)
@@ -63,9 +63,9 @@ struct StoreMergerTests {
         #expect(refusal(["s0", "s1"])?.contains("fps 30 vs 60") == true)
         #expect(refusal(["s0", "s0"])?.contains("in both") == true)
         try FileManager.default.createDirectory(atPath: scratch + "/whole", withIntermediateDirectories: true)
-        try LibraryStore(path: scratch + "/whole/naviscan.db").commitTracks([.save(storedTrack("x.flac"))])
+        try LibraryStore(path: OutputLayout(root: scratch + "/whole").databasePath).commitTracks([.save(storedTrack("x.flac"))])
         #expect(refusal(["whole"])?.contains("not a shard's store") == true)
-        #expect(!FileManager.default.fileExists(atPath: scratch + "/out/naviscan.db"))
+        #expect(!FileManager.default.fileExists(atPath: OutputLayout(root: scratch + "/out").databasePath))
     }
 
     /// The files in a folder, with their sizes and modification times.
@@ -97,8 +97,8 @@ struct StoreMergerTests {
 
         // The output's main file, copied alone, holds every track and the merge's record.
         try FileManager.default.createDirectory(atPath: scratch + "/copy", withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: scratch + "/out/naviscan.db", toPath: scratch + "/copy/naviscan.db")
-        let copy = try LibraryStore.readOnly(path: scratch + "/copy/naviscan.db")
+        try FileManager.default.copyItem(atPath: OutputLayout(root: scratch + "/out").databasePath, toPath: OutputLayout(root: scratch + "/copy").databasePath)
+        let copy = try LibraryStore.readOnly(path: OutputLayout(root: scratch + "/copy").databasePath)
         #expect(Set(try copy.allTracks().map(\.relativePath)) == Set(first + second))
         #expect(try copy.analysisParameters() == parameters && copy.shardCoverage() == nil)
     }

@@ -21,7 +21,7 @@ struct LibraryScannerTests {
         #expect(first.unsupported == 1 && first.unsupportedFiles == library.unsupported)
         #expect(first.symlinkLoops == 1)
         #expect(try consistencyProblems(out: out) == [])
-        let store = try LibraryStore(path: out + "/naviscan.db")
+        let store = try LibraryStore(path: OutputLayout(root: out).databasePath)
         for path in library.good {
             let record = try #require(try store.track(relativePath: path), "\(path)")
             #expect(record.status == .ok && record.duration != nil)
@@ -152,7 +152,7 @@ struct LibraryStoreOpenTests {
         for round in 0..<20 {
             let scratch = try FixturePaths.makeTemporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: scratch) }
-            let path = scratch + "/naviscan.db"
+            let path = OutputLayout(root: scratch).databasePath
             let errors = NSLock()
             var failures: [String] = []
             DispatchQueue.concurrentPerform(iterations: 6) { _ in

@@ -58,7 +58,7 @@ struct ScanCommandTests {
         let out = scratch + "/out"
         let (process, _, _) = try NaviscanProcess.start([library.root, "--out", out, "--jobs", "1", "--quiet"])
         // Kill it once some but not all tracks are in the store.
-        let db = out + "/naviscan.db"
+        let db = OutputLayout(root: out).databasePath
         let deadline = Date(timeIntervalSinceNow: 60)
         var stored = 0
         while Date() < deadline && process.isRunning {
@@ -90,7 +90,7 @@ struct ScanCommandTests {
         let library = try LibraryFixture.make(in: scratch, trackSeconds: 20, extraTracks: 10)
         let out = scratch + "/out"
         let (process, stdout, stderr) = try NaviscanProcess.start([library.root, "--out", out, "--jobs", "1", "--quiet", "--json"])
-        let db = out + "/naviscan.db"
+        let db = OutputLayout(root: out).databasePath
         while process.isRunning, (try? LibraryStore(path: db).count()) ?? 0 < 2 { usleep(20_000) }
         process.terminate()
         let text = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -130,9 +130,9 @@ struct StoreFileTests {
         let run = try NaviscanProcess.run([library.root, "--out", scratch + "/out", "--quiet", "--json"])
         #expect(run.status == 1, "\(run.stderr)")
         try FileManager.default.createDirectory(atPath: scratch + "/copy", withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: scratch + "/out/naviscan.db", toPath: scratch + "/copy/naviscan.db")
-        let original = try LibraryStore(path: scratch + "/out/naviscan.db")
-        let copy = try LibraryStore.readOnly(path: scratch + "/copy/naviscan.db")
+        try FileManager.default.copyItem(atPath: OutputLayout(root: scratch + "/out").databasePath, toPath: OutputLayout(root: scratch + "/copy").databasePath)
+        let original = try LibraryStore(path: OutputLayout(root: scratch + "/out").databasePath)
+        let copy = try LibraryStore.readOnly(path: OutputLayout(root: scratch + "/copy").databasePath)
         #expect(try copy.allTracks() == original.allTracks())
         #expect(try copy.count() >= library.good.count)
         #expect(try copy.lastScan() == original.lastScan() && copy.lastScan() != nil)

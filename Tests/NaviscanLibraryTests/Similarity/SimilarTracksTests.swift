@@ -48,7 +48,7 @@ struct SimilarTracksTests {
     func stylesCluster() throws {
         let lib = try StyledLibrary()
         defer { lib.remove() }
-        let store = try LibraryStore(path: lib.data + "/naviscan.db")
+        let store = try LibraryStore(path: OutputLayout(root: lib.data).databasePath)
         let tracks = try SimilarTracks(store: store)
         let styled = try store.featureRows().map(\.relativePath).filter { StyledLibrary.styles.contains(lib.style($0)) }
         #expect(styled.count == 12)
@@ -75,7 +75,7 @@ struct SimilarTracksTests {
     func sameRecording() throws {
         let lib = try StyledLibrary()
         defer { lib.remove() }
-        let tracks = try SimilarTracks(store: try LibraryStore(path: lib.data + "/naviscan.db"))
+        let tracks = try SimilarTracks(store: try LibraryStore(path: OutputLayout(root: lib.data).databasePath))
         let first = try #require(try tracks.similar(to: "Grooves/0.flac", count: 1).first)
         #expect(first.relativePath == "Odd/groove copy.wav")
         #expect(first.similarity >= 0.99 && first.duplicate)
@@ -91,7 +91,7 @@ struct SimilarTracksTests {
     func badInput() throws {
         let lib = try StyledLibrary()
         defer { lib.remove() }
-        let store = try LibraryStore(path: lib.data + "/naviscan.db")
+        let store = try LibraryStore(path: OutputLayout(root: lib.data).databasePath)
         let tracks = try SimilarTracks(store: store)
         #expect(throws: SimilarityError.noFeatures("Odd/silence.flac")) { try tracks.similar(to: "Odd/silence.flac", count: 5) }
         #expect(throws: SimilarityError.noFeatures("Odd/short.flac")) { try tracks.similar(to: "Odd/short.flac", count: 5) }
@@ -106,14 +106,14 @@ struct SimilarTracksTests {
         try AudioFileWriter.write(TestSignal.pad(root: 110, duration: 6), to: one + "/only.flac", format: .flac16)
         let options = ScanOptions(library: one, output: one + "/.naviscan", visualizer: nil, profile: ProfileConfig(), jobs: 1)
         _ = try LibraryScanner(options: options, logger: Logger(label: "test")).run()
-        #expect(try SimilarTracks(store: try LibraryStore(path: one + "/.naviscan/naviscan.db")).similar(to: "only.flac", count: 5).isEmpty)
+        #expect(try SimilarTracks(store: try LibraryStore(path: OutputLayout(root: one + "/.naviscan").databasePath)).similar(to: "only.flac", count: 5).isEmpty)
     }
 
     @Test("A sonic path runs from one sound to the other: its ends as asked, its middle between them")
     func sonicPath() throws {
         let lib = try StyledLibrary()
         defer { lib.remove() }
-        let tracks = try SimilarTracks(store: try LibraryStore(path: lib.data + "/naviscan.db"))
+        let tracks = try SimilarTracks(store: try LibraryStore(path: OutputLayout(root: lib.data).databasePath))
         let path = try tracks.path(from: "Pads/0.flac", to: "Grooves/3.flac", count: 6)
         #expect(path.count == 6 && path.first?.relativePath == "Pads/0.flac" && path.last?.relativePath == "Grooves/3.flac")
         #expect(Set(path.map(\.relativePath)).count == 6)
@@ -215,7 +215,7 @@ struct SimilarTracksTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: song)) == songBytes)
 
         // Any command opens the store (and may record its normalisation), so it is compared by what it holds.
-        let store = lib.data + "/naviscan.db"
+        let store = OutputLayout(root: lib.data).databasePath
         let tracks = try LibraryStore(path: store).allTrackPaths()
         let overStore = try NaviscanProcess.run(["path", lib.library, "Pads/0.flac", "Buzz/0.flac", "--data", lib.data, "--count", "3", "--out", store])
         #expect(overStore.status == 2 && overStore.stderr.contains("\(store) is inside the store's folder \(lib.data)"), "\(overStore.stderr)")

@@ -159,7 +159,7 @@ struct LibraryStoreTests {
     func readOnly() throws {
         let scratch = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-store")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let path = scratch + "/naviscan.db"
+        let path = OutputLayout(root: scratch).databasePath
         try LibraryStore(path: path).commitTracks([.save(storedTrack("a.flac"))])
         let reader = try LibraryStore.readOnly(path: path)
         #expect(try reader.count() == 1)

@@ -63,7 +63,7 @@ struct StoreSafetyTests {
         let summary = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as! [String: Any]
         #expect(summary["pruned"] as? Int == 0 && summary["kept_missing"] as? Int == tracks.count)
         #expect((summary["prune_held_back"] as? String)?.contains("mounted") == true)
-        let store = try LibraryStore(path: out + "/naviscan.db")
+        let store = try LibraryStore(path: OutputLayout(root: out).databasePath)
         #expect(try store.allTracks().count == tracks.count)
         #expect(try store.allTracks().allSatisfy { $0.missingSince != nil })
         #expect(try consistencyProblems(out: out) == [])
@@ -86,7 +86,7 @@ struct StoreSafetyTests {
         try FileManager.default.moveItem(atPath: root + "/Album A", toPath: root + "/Artist/Album A (2001)")
         let second = try scan(root, out: out)
         #expect(second.relinked == 2 && second.analysed == 0 && second.pruned == 0 && second.unchanged == tracks.count - 2)
-        let store = try LibraryStore(path: out + "/naviscan.db")
+        let store = try LibraryStore(path: OutputLayout(root: out).databasePath)
         let moved = "Artist/Album A (2001)/1 track.flac"
         let record = try #require(try store.track(relativePath: moved))
         #expect(record.key == OutputLayout.key(forRelativePath: moved))
@@ -134,7 +134,7 @@ struct StoreSafetyTests {
         #expect(full.status == 3, "\(full.stderr)")
         #expect(full.stderr.contains("disk is full"), "\(full.stderr)")
         #expect(!full.stderr.contains("Error Domain"))
-        let store = try LibraryStore(path: out + "/naviscan.db")
+        let store = try LibraryStore(path: OutputLayout(root: out).databasePath)
         let recorded = try store.allTracks()
         #expect(recorded.allSatisfy { $0.status == .ok }, "\(recorded.map(\.errorMessage))")
         #expect(recorded.count < tracks.count)
@@ -175,7 +175,7 @@ struct StoreSafetyTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: root + "/Album B")
         let locked = try scanAsNobody()
         #expect(locked["pruned"] as? Int == 0 && locked["unverified"] as? Int == 3)
-        #expect(try LibraryStore(path: out + "/naviscan.db").count() == tracks.count)
+        #expect(try LibraryStore(path: OutputLayout(root: out).databasePath).count() == tracks.count)
 
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: root + "/Album B")
         try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: root + "/" + tracks[0])
@@ -183,7 +183,7 @@ struct StoreSafetyTests {
         let denied = try scanAsNobody()
         #expect((denied["failures"] as? [[String: Any]])?.first?["relative_path"] as? String == tracks[0])
         // The unreadable track keeps its earlier analysis: row, profile and frames.
-        let kept = try #require(try LibraryStore(path: out + "/naviscan.db").track(relativePath: tracks[0]))
+        let kept = try #require(try LibraryStore(path: OutputLayout(root: out).databasePath).track(relativePath: tracks[0]))
         #expect(kept.status == .ok && kept.profileJSON != nil && kept.visFingerprint != nil)
         let keptLayout = OutputLayout(root: out)
         #expect(FileManager.default.fileExists(atPath: keptLayout.profilePath(key: kept.key)))
@@ -206,7 +206,7 @@ struct StoreSafetyTests {
         #expect(try consistencyProblems(out: out) == [])
         let pruned = try scan(root, out: out) { $0.prune = true }
         #expect(pruned.pruned == 3)
-        #expect(try LibraryStore(path: out + "/naviscan.db").count() == tracks.count - 3)
+        #expect(try LibraryStore(path: OutputLayout(root: out).databasePath).count() == tracks.count - 3)
         #expect(try consistencyProblems(out: out) == [])
     }
 
@@ -226,7 +226,7 @@ struct StoreSafetyTests {
         }
         let summary = try scan(root, out: scratch + "/out")
         #expect(summary.analysed == 3 && summary.failures.isEmpty, "\(summary.failures)")
-        let paths = try LibraryStore(path: scratch + "/out/naviscan.db").allTracks().map(\.relativePath).filter { $0.contains("Beyonc") }
+        let paths = try LibraryStore(path: OutputLayout(root: scratch + "/out").databasePath).allTracks().map(\.relativePath).filter { $0.contains("Beyonc") }
         #expect(Set(paths).count == 2)
         #expect(paths.allSatisfy { SystemPath.hasEscapes($0) && LibraryWalker.modificationTime(path: root + "/" + $0) != nil })
     }
@@ -238,7 +238,7 @@ struct StoreSafetyTests {
         let (root, tracks) = try makePlainLibrary(in: scratch, folders: ["A"], perFolder: 2)
         let out = scratch + "/out"
         _ = try scan(root, out: out)
-        let db = out + "/naviscan.db"
+        let db = OutputLayout(root: out).databasePath
         // The store is in WAL mode: fold the log into the file before copying it.
         try DatabaseQueue(path: db).writeWithoutTransaction { try $0.checkpoint(.truncate) }
         let good = try Data(contentsOf: URL(fileURLWithPath: db))

@@ -29,7 +29,7 @@ struct StoreWriterTests {
     func faultStops() throws {
         let scratch = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-writer")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let path = scratch + "/naviscan.db"
+        let path = OutputLayout(root: scratch).databasePath
         _ = try LibraryStore(path: path)
         let reader = try LibraryStore.readOnly(path: path)
         let kept = scratch + "/kept.vis"

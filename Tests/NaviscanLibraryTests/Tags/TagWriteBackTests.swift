@@ -81,7 +81,7 @@ struct TagWriteBackTests {
         }
 
         func profiles() throws -> [String: TrackProfile] {
-            let tracks = try LibraryStore(path: library + "/.naviscan/naviscan.db").allTracks()
+            let tracks = try LibraryStore(path: OutputLayout(root: library + "/.naviscan").databasePath).allTracks()
             return Dictionary(uniqueKeysWithValues: try tracks.map { ($0.relativePath, try StoredProfile.read(Data(try #require($0.profileJSON).utf8))) })
         }
     }
