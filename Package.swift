@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.20.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.0.0"),
     ],
     targets: [
@@ -76,7 +78,12 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             ],
             // The web page's templates, script and style (installed to share/naviscan/web by `make install`).
             resources: [.copy("Web/Assets")]
@@ -95,6 +102,7 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
 
@@ -106,11 +114,12 @@ let package = Package(
 
         .testTarget(
             name: "NaviscanCoreTests",
-            dependencies: ["NaviscanCore", "NaviscanTestSupport"]
+            dependencies: ["NaviscanCore", "NaviscanTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "NaviscanLibraryTests",
-            dependencies: ["NaviscanLibrary", "NaviscanCore", "NaviscanTestSupport"]
+            dependencies: ["NaviscanLibrary", "NaviscanCore", "NaviscanTestSupport",
+                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "NaviscanServerTests",
