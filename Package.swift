@@ -53,7 +53,7 @@ let package = Package(
             name: "NaviscanCore",
             dependencies: [
                 "CSndFile", "CMpg123", "CSyn123", "CFFTW", "CEbur128", "CFFmpeg", "CTagLib",
-                .target(name: "CSystemShims", condition: .when(platforms: [.linux])),
+                "CSystemShims",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -72,7 +72,6 @@ let package = Package(
             dependencies: [
                 "NaviscanLibrary",
                 "NaviscanCore",
-                "CSystemShims",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,4 +1,3 @@
-import CSystemShims
 import Foundation
 import NaviscanCore
 import NaviscanLibrary
@@ -22,7 +21,7 @@ final class DirectoryWatch: @unchecked Sendable {
     let root: String
     private let excluded: Set<String>
     private let onChange: @Sendable (LibraryChange) -> Void
-    private let fd: Int32
+    private let events: FolderEventQueue
     private let lock = NSLock()
     private var stopped = false
     /// Watch descriptor → folder, relative to the root ("" for the root).
@@ -36,12 +35,11 @@ final class DirectoryWatch: @unchecked Sendable {
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
         excluded = Set(excluding.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
         self.onChange = onChange
-        fd = naviscan_watch_open()
-        guard fd >= 0 else { throw WatchError(reason: String(cString: strerror(errno))) }
+        do { events = try FolderEventQueue() } catch { throw WatchError(reason: error.description) }
         guard addTree("") else {
-            close(fd)
+            let reason = unwatched.reason
             unwatched = (0, "")
-            throw WatchError(reason: "cannot watch \(self.root): \(String(cString: strerror(errno)))")
+            throw WatchError(reason: "cannot watch \(self.root): \(reason)")
         }
     }
 
@@ -83,10 +81,12 @@ final class DirectoryWatch: @unchecked Sendable {
     private func addTree(_ relative: String) -> Bool {
         let path = absolute(relative)
         if excluded.contains(path) { return true }
-        let wd = SystemPath.withCString(path) { naviscan_watch_add(fd, $0) }
-        guard wd >= 0 else {
-            let reason = errno == ENOSPC ? "the system's limit fs.inotify.max_user_watches is reached; raise it with sysctl"
-                : String(cString: strerror(errno))
+        let wd: Int32
+        switch events.add(folder: path) {
+        case .success(let watch): wd = watch
+        case .failure(let error):
+            let reason = error.errno == ENOSPC ? "the system's limit fs.inotify.max_user_watches is reached; raise it with sysctl"
+                : error.description
             lock.withLock { unwatched = (unwatched.count + 1, reason) }
             return false
         }
@@ -102,49 +102,38 @@ final class DirectoryWatch: @unchecked Sendable {
     }
 
     private func loop() {
-        defer { close(fd) }
-        // Room for many events per read; each is 16 bytes plus its name.
-        let capacity = 64 << 10
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
-        defer { buffer.deallocate() }
-        var event = naviscan_watch_event()
         while !isStopped {
-            let count = naviscan_watch_read(fd, buffer, capacity, 200)
-            guard count > 0 else { continue }
-            var offset = 0
-            while naviscan_watch_next(buffer, Int(count), &offset, &event) == 1 {
-                handle(event)
-            }
+            for event in events.read(timeoutMilliseconds: 200) { handle(event) }
         }
     }
 
-    private func handle(_ event: naviscan_watch_event) {
-        func has(_ bits: Int) -> Bool { Int(event.kind) & bits != 0 }
-        if has(NAVISCAN_WATCH_OVERFLOW) { return onChange(.rescan) }
+    private func handle(_ event: FolderEvent) {
+        func has(_ kinds: FolderEvent.Kind) -> Bool { !event.kind.isDisjoint(with: kinds) }
+        if has(.overflow) { return onChange(.rescan) }
         lock.lock()
         let folder = folders[event.watch]
-        if has(NAVISCAN_WATCH_GONE) { folders[event.watch] = nil }
+        if has(.gone) { folders[event.watch] = nil }
         lock.unlock()
         guard let folder else { return }
-        let name = SystemPath.string(fromCString: event.name)
+        let name = event.name
         guard !name.isEmpty, !name.hasPrefix(".") else { return }
         let relative = folder.isEmpty ? name : folder + "/" + name
-        if has(NAVISCAN_WATCH_DIRECTORY) {
-            if has(NAVISCAN_WATCH_CREATED | NAVISCAN_WATCH_MOVED_IN) {
+        if has(.directory) {
+            if has([.created, .movedIn]) {
                 // A folder moved in or created: watch it, and let a scan find what it already holds.
                 addTree(relative)
                 onChange(.rescan)
-            } else if has(NAVISCAN_WATCH_REMOVED) {
+            } else if has(.removed) {
                 onChange(.removed(relative))
             }
             return
         }
         guard AudioFormat.named(by: name)?.isDecoded == true else { return }
-        if has(NAVISCAN_WATCH_REMOVED) {
+        if has(.removed) {
             onChange(.removed(relative))
-        } else if has(NAVISCAN_WATCH_CLOSED | NAVISCAN_WATCH_MOVED_IN | NAVISCAN_WATCH_ATTRIBUTES) {
+        } else if has([.closed, .movedIn, .attributes]) {
             onChange(.settled(relative))
-        } else if has(NAVISCAN_WATCH_CREATED | NAVISCAN_WATCH_WRITTEN) {
+        } else if has([.created, .written]) {
             // Being written (a copy in progress) until its writer closes it.
             onChange(.writing(relative))
         }

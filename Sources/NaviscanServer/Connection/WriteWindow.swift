@@ -1,4 +1,3 @@
-import CSystemShims
 import Hummingbird
 import HummingbirdWebSocket
 import NIOConcurrencyHelpers
@@ -88,7 +87,7 @@ enum MemoryRelease {
         guard pending.withLockedValue({ state in defer { state = true }; return !state }) else { return }
         loop.scheduleTask(in: .seconds(1)) {
             pending.withLockedValue { $0 = false }
-            naviscan_release_free_memory()
+            FreeMemory.giveBack()
         }
     }
 }
