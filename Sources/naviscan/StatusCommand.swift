@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import NaviscanCore
 import NaviscanLibrary
 
@@ -69,19 +70,16 @@ struct StatusCommand: AsyncParsableCommand {
         report.diskBytes = Self.diskUse(location.out)
 
         // Pending: what a plain re-scan would analyse, with the parameters it would use.
-        if let libraryRoot = report.library, FileManager.default.fileExists(atPath: libraryRoot),
-           let listing = try? LibraryWalker(root: libraryRoot, excluding: [location.out],
-                                            followExternalLinks: loaded.settings.bool(Settings.followExternalLinks) ?? false).walk() {
+        if let libraryRoot = report.library, FileManager.default.fileExists(atPath: libraryRoot) {
             let settings = loaded.settings
             let analysis = try AnalysisSettings(settings, outputs: try AnalysisSettings.outputs(settings))
-            let freshness = TrackFreshness(visualizer: analysis.visualizer, profile: analysis.profile, layout: OutputLayout(root: location.out))
-            let stored = Dictionary(uniqueKeysWithValues: tracks.map { ($0.relativePath, $0) })
-            report.unsupported = listing.unsupported.count
-            report.pending = listing.files.filter { file in
-                if let coverage, !coverage.contains(relativePath: file.relativePath) { return false }
-                guard let track = stored[file.relativePath] else { return true }
-                return freshness.needsAnalysis(file, track)
-            }.count
+            var options = ScanOptions(library: libraryRoot, output: location.out, visualizer: analysis.visualizer,
+                                      profile: analysis.profile, jobs: Defaults.jobs)
+            options.followExternalLinks = settings.bool(Settings.followExternalLinks) ?? false
+            if let plan = try? LibraryScanner(options: options, logger: Logger(label: "naviscan.status")).preview() {
+                report.unsupported = plan.unsupported
+                report.pending = plan.work.filter { coverage?.contains(relativePath: $0.file.relativePath) ?? true }.count
+            }
         }
 
         if json {

@@ -128,6 +128,13 @@ public final class LibraryScanner: @unchecked Sendable {
         return (store, scanLock, setAside)
     }
 
+    /// What a scan with these options would do now, from a read-only look at the store: the planner's
+    /// own decisions (moves carried over, known failures, the prune guard), without a decode or a write.
+    /// `naviscan status` counts its work as pending.
+    public func preview() throws -> ScanPlan {
+        try planScan(store: try LibraryStore.readOnly(path: layout.databasePath)).1
+    }
+
     /// Walk + store → plan. The walk and the store's rows are independent reads: taken side by side.
     private func planScan(store: LibraryStore) throws -> (LibraryListing, ScanPlan) {
         var walked: Result<LibraryListing, Error>?

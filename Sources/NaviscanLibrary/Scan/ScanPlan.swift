@@ -33,6 +33,8 @@ public struct ScanPlan: Sendable {
     public var libraryTrusted = false
     /// The library's files this plan covers: all of them, or those of the scan's shard.
     public var files = 0
+    /// Audio files of formats naviscan does not decode, found by the walk.
+    public var unsupported = 0
     /// The library's files that belong to other shards (skipped).
     public var otherShardFiles = 0
     /// Stored tracks that belong to other shards: left as they are.

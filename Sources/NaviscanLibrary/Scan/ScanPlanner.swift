@@ -36,6 +36,7 @@ public struct ScanPlanner {
             stored.removeAll { !shard.contains(relativePath: $0.relativePath) }
         }
         plan.files = listing.files.count
+        plan.unsupported = whole.unsupported.count
         plan.otherShardFiles = whole.files.count - listing.files.count
         plan.otherShardTracks = allStored.count - stored.count
         // Rows by index, not by value: a row is a dozen strings, and 100,000 copies of each cost more
