@@ -51,7 +51,7 @@ struct BenchCommand: ParsableCommand {
     }
 
     func validate() throws {
-        guard jobs >= 1 && jobs <= 256 else { throw ValidationError("--jobs must be between 1 and 256") }
+        if let problem = Settings.jobs.outOfRange(Double(jobs)) { throw ValidationError("--jobs \(problem)") }
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
         if let counts = sweepCounts {
             guard !counts.isEmpty, counts.allSatisfy({ (1...256).contains($0) }) else {

@@ -91,7 +91,7 @@ struct ScanCommand: AsyncParsableCommand {
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
-        if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs must be between 1 and 256, got \(jobs)") }
+        if let jobs, let problem = Settings.jobs.outOfRange(Double(jobs)) { throw ValidationError("--jobs \(problem)") }
         if let pruneThreshold, !(0...100).contains(pruneThreshold) { throw ValidationError("--prune-threshold is a percentage, 0 to 100; got \(pruneThreshold)") }
         if let failOn, FailurePolicy(rawValue: failOn) == nil { throw ValidationError("--fail-on must be new, any or never, not '\(failOn)'") }
         _ = try resolvedShard()
@@ -124,8 +124,7 @@ struct ScanCommand: AsyncParsableCommand {
         }
         let outputs = try AnalysisSettings.outputs(settings)
         let analysis = try AnalysisSettings(settings, outputs: outputs)
-        let jobs = settings.int(Settings.jobs) ?? Defaults.jobs
-        guard (1...256).contains(jobs) else { throw CLIError("\(settings.origin(Settings.jobs)) must be between 1 and 256, got \(jobs)") }
+        let jobs = try settings.integer(Settings.jobs)
         let policyName = settings.string(Settings.failOn) ?? FailurePolicy.new.rawValue
         guard let policy = FailurePolicy(rawValue: policyName) else {
             throw CLIError("\(settings.origin(Settings.failOn)) must be new, any or never, not '\(policyName)'")
@@ -147,8 +146,8 @@ struct ScanCommand: AsyncParsableCommand {
         options.parameters = AnalysisParameters(parameters)
         options.rebuildStore = rebuildStore
         options.shard = try resolvedShard()
-        options.albumPerDisc = settings.bool(Settings.albumPerDisc) ?? false
-        options.followExternalLinks = settings.bool(Settings.followExternalLinks) ?? false
+        options.albumPerDisc = settings.isOn(Settings.albumPerDisc)
+        options.followExternalLinks = settings.isOn(Settings.followExternalLinks)
         let scanner = LibraryScanner(options: options, logger: logger)
         let signals = Self.installStopHandlers(scanner)
         defer { withExtendedLifetime(signals) {} }

@@ -107,8 +107,8 @@ struct ServeCommand: AsyncParsableCommand {
         if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical, not '\(logLevel)'")
         }
-        if let port, !(0...65_535).contains(port) { throw ValidationError("--port must be 0…65535") }
-        if let jobs, !(1...64).contains(jobs) { throw ValidationError("--jobs must be 1…64") }
+        if let port, let problem = Settings.port.outOfRange(Double(port)) { throw ValidationError("--port \(problem)") }
+        if let jobs, let problem = Settings.serveJobs.outOfRange(Double(jobs)) { throw ValidationError("--jobs \(problem)") }
         if let rescanInterval, Self.interval(rescanInterval) == nil {
             throw ValidationError("--rescan-interval must be a number with s, m, h or d (30m, 6h, 1d), or 0 for none; got '\(rescanInterval)'")
         }
@@ -140,13 +140,11 @@ struct ServeCommand: AsyncParsableCommand {
         if let library = location.library {
             do { try LibraryScanner.checkLibraryFolder(library) } catch { throw CLIError(UserMessage.describe(error)) }
         }
-        let host = settings.string(Settings.host) ?? Defaults.host
-        let port = settings.int(Settings.port) ?? Defaults.port
-        guard (0...65_535).contains(port) else { throw CLIError("\(settings.origin(Settings.port)) must be 0…65535, got \(port)") }
-        let jobs = settings.int(Settings.serveJobs) ?? 1
-        guard (1...64).contains(jobs) else { throw CLIError("\(settings.origin(Settings.serveJobs)) must be 1…64, got \(jobs)") }
+        let host = settings.text(Settings.host)
+        let port = try settings.integer(Settings.port)
+        let jobs = try settings.integer(Settings.serveJobs)
 
-        let levelName = settings.string(Settings.logLevel) ?? "info"
+        let levelName = settings.text(Settings.logLevel)
         guard let level = Logger.Level(rawValue: levelName) else {
             throw CLIError("\(settings.origin(Settings.logLevel)) must be trace, debug, info, notice, warning, error or critical, not '\(levelName)'")
         }
@@ -165,7 +163,7 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = Logger(label: "naviscan.serve")
         var configuration = ServerConfiguration(dataDirectory: location.out, library: location.library, host: host, port: port)
         configuration.precomputeJobs = jobs
-        configuration.stream = settings.bool(Settings.stream) ?? true
+        configuration.stream = settings.isOn(Settings.stream)
         configuration.corsOrigin = settings.string(Settings.corsOrigin)
         configuration.basePath = basePath
         if let folder = settings.string(Settings.navidromeMusicFolder) {
@@ -176,14 +174,14 @@ struct ServeCommand: AsyncParsableCommand {
         }
         configuration.navidromeDatabase = settings.string(Settings.navidromeDatabase).map(StoreLocation.standardized)
         configuration.access = access
-        if settings.bool(Settings.watch) ?? true {
-            let text = settings.string(Settings.rescanInterval) ?? Defaults.rescanInterval
+        if settings.isOn(Settings.watch) {
+            let text = settings.text(Settings.rescanInterval)
             guard let interval = Self.interval(text) else {
                 throw CLIError("\(settings.origin(Settings.rescanInterval)) must be a number with s, m, h or d (30m, 6h, 1d), or 0 for none; got '\(text)'")
             }
             var maintenance = Maintenance()
             maintenance.jobs = jobs
-            maintenance.followExternalLinks = settings.bool(Settings.followExternalLinks) ?? false
+            maintenance.followExternalLinks = settings.isOn(Settings.followExternalLinks)
             maintenance.rescanInterval = interval > .zero ? interval : nil
             configuration.maintenance = maintenance
         }
@@ -205,7 +203,7 @@ struct ServeCommand: AsyncParsableCommand {
     /// The token rule for this address: a configured token always applies; off loopback without
     /// one, the data folder's token file is used, made (and printed, that once) at the first start.
     static func accessPolicy(_ settings: EffectiveConfiguration, host: String, out: String, port: Int, basePath: String) throws -> AccessPolicy {
-        var policy = AccessPolicy(protectCompanion: settings.bool(Settings.protectCompanion) ?? false)
+        var policy = AccessPolicy(protectCompanion: settings.isOn(Settings.protectCompanion))
         if let token = settings.string(Settings.token) {
             if let problem = AccessToken.problem(token) { throw CLIError("\(settings.origin(Settings.token)): \(problem)") }
             policy.token = token

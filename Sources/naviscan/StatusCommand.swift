@@ -75,7 +75,7 @@ struct StatusCommand: AsyncParsableCommand {
             let analysis = try AnalysisSettings(settings, outputs: try AnalysisSettings.outputs(settings))
             var options = ScanOptions(library: libraryRoot, output: location.out, visualizer: analysis.visualizer,
                                       profile: analysis.profile, jobs: Defaults.jobs)
-            options.followExternalLinks = settings.bool(Settings.followExternalLinks) ?? false
+            options.followExternalLinks = settings.isOn(Settings.followExternalLinks)
             if let plan = try? LibraryScanner(options: options, logger: Logger(label: "naviscan.status")).preview() {
                 report.unsupported = plan.unsupported
                 report.pending = plan.work.filter { coverage?.contains(relativePath: $0.file.relativePath) ?? true }.count

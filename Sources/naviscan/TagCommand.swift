@@ -74,7 +74,7 @@ struct TagCommand: AsyncParsableCommand {
         options.dryRun = dryRun
         options.mixRamp = mixRamp
         options.followSymlinks = followSymlinks
-        options.followExternalLinks = loaded.settings.bool(Settings.followExternalLinks) ?? false
+        options.followExternalLinks = loaded.settings.isOn(Settings.followExternalLinks)
         let summary: TagWriteBack.Summary
         do {
             summary = try TagWriteBack(options: options, logger: Logger(label: "naviscan.tag")).run()

@@ -83,6 +83,18 @@ struct CommandLineTests {
         #expect(badBits.status == 2 && badBits.stderr.contains("--waveform-bits must be 8 or 16"), "\(badBits.stderr)")
         let badPPS = try s.run(["scan", s.library, "-q"], environment: ["NAVISCAN_WAVEFORM_PPS": "0"])
         #expect(badPPS.status == 2 && badPPS.stderr.contains("NAVISCAN_WAVEFORM_PPS"), "\(badPPS.stderr)")
+        // Ranges come from the settings table, whichever source gives the value.
+        let jobsFlag = try s.run(["scan", s.library, "-q", "-j", "0"])
+        #expect(jobsFlag.status == 2 && jobsFlag.stderr.contains("--jobs must be between 1 and 256, got 0"), "\(jobsFlag.stderr)")
+        let jobsVariable = try s.run(["scan", s.library, "-q"], environment: ["NAVISCAN_JOBS": "999"])
+        #expect(jobsVariable.status == 2 && jobsVariable.stderr.contains("NAVISCAN_JOBS (environment) must be between 1 and 256, got 999"),
+                "\(jobsVariable.stderr)")
+        try #"{"reference-lufs": 5, "serve": {"port": 70000}}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let lufsFile = try s.run(["scan", s.library, "-q", "--config", file])
+        #expect(lufsFile.status == 2 && lufsFile.stderr.contains("'reference-lufs' in \(file) must be between -70 and 0 LUFS, got 5"),
+                "\(lufsFile.stderr)")
+        let portFlag = try s.run(["serve", "--data", s.root + "/data", "--port", "70000"])
+        #expect(portFlag.status == 2 && portFlag.stderr.contains("--port must be between 0 and 65535, got 70000"), "\(portFlag.stderr)")
         #expect(!FileManager.default.fileExists(atPath: OutputLayout(root: s.library + "/.naviscan").databasePath))
     }
 

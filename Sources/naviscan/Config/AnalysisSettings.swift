@@ -59,16 +59,8 @@ struct AnalysisSettings: Equatable {
 
     static func profile(_ config: EffectiveConfiguration) throws -> ProfileConfig {
         var p = ProfileConfig()
-        let reference = config.double(Settings.referenceLUFS) ?? p.referenceLUFS
-        guard reference.isFinite, (-70...0).contains(reference) else {
-            throw CLIError("\(config.origin(Settings.referenceLUFS)) must be between -70 and 0 LUFS, got \(reference)")
-        }
-        p.referenceLUFS = reference
-        let threshold = config.double(Settings.silenceThreshold) ?? p.silence.thresholdDB
-        guard threshold.isFinite, (-120 ... -10).contains(threshold) else {
-            throw CLIError("\(config.origin(Settings.silenceThreshold)) must be between -120 and -10 dBFS, got \(threshold)")
-        }
-        p.silence.thresholdDB = threshold
+        p.referenceLUFS = try config.number(Settings.referenceLUFS)
+        p.silence.thresholdDB = try config.number(Settings.silenceThreshold)
         let range = config.string(Settings.bpmRange) ?? ""
         let parts = range.split(separator: "-").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
         guard parts.count == 2, parts[0] >= 20, parts[1] <= 400, parts[1] >= parts[0] * 2 else {
@@ -76,10 +68,10 @@ struct AnalysisSettings: Equatable {
         }
         p.tempo.minBPM = parts[0]
         p.tempo.maxBPM = parts[1]
-        p.loudness.truePeak = config.bool(Settings.truePeak) ?? p.loudness.truePeak
+        p.loudness.truePeak = config.isOn(Settings.truePeak)
         p.waveform.pointsPerSecond = config.int(Settings.waveformPPS) ?? p.waveform.pointsPerSecond
         p.waveform.bits = config.int(Settings.waveformBits) ?? p.waveform.bits
-        p.waveform.perChannel = config.bool(Settings.waveformPerChannel) ?? p.waveform.perChannel
+        p.waveform.perChannel = config.isOn(Settings.waveformPerChannel)
         do { try p.waveform.validate() } catch let error as WaveformError {
             switch error {
             case .pointsPerSecondOutOfRange(let pps): throw CLIError("\(config.origin(Settings.waveformPPS)) must be between 1 and 1000, got \(pps)")

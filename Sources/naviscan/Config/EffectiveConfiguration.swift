@@ -65,6 +65,26 @@ struct EffectiveConfiguration: Sendable {
         return nil
     }
 
+    /// A yes/no setting: its value from the first source that has one, else the table's default.
+    func isOn(_ s: Setting) -> Bool { bool(s) ?? false }
+
+    /// A text setting the table gives a default.
+    func text(_ s: Setting) -> String { string(s) ?? "" }
+
+    /// A number, checked against the table's range; the message names where the value came from.
+    func number(_ s: Setting) throws -> Double {
+        let value = double(s) ?? .nan
+        if let problem = s.outOfRange(value) { throw CLIError("\(origin(s)) \(problem)") }
+        return value
+    }
+
+    /// A whole number, checked against the table's range.
+    func integer(_ s: Setting) throws -> Int {
+        let value = int(s) ?? 0
+        if let problem = s.outOfRange(Double(value)) { throw CLIError("\(origin(s)) \(problem)") }
+        return value
+    }
+
     /// "--fps (from NAVISCAN_FPS)": how an error message names a setting, so the user finds it.
     func origin(_ s: Setting) -> String {
         switch self[s].source {

@@ -33,14 +33,27 @@ struct Setting: Sendable, Hashable {
     let summary: String
     /// A secret (the access token): `naviscan config` says where it comes from, never its value.
     let secret: Bool
+    /// The values a number may take, and the unit its message names ("" for none).
+    let range: ClosedRange<Double>?
+    let unit: String
 
-    init(_ key: String, _ kind: Kind, default defaultValue: SettingValue?, note: String? = nil, secret: Bool = false, _ summary: String) {
+    init(_ key: String, _ kind: Kind, default defaultValue: SettingValue?, note: String? = nil, secret: Bool = false,
+         range: ClosedRange<Double>? = nil, unit: String = "", _ summary: String) {
         self.key = key
         self.kind = kind
         self.defaultValue = defaultValue
         self.defaultNote = note
         self.secret = secret
+        self.range = range
+        self.unit = unit
         self.summary = summary
+    }
+
+    /// "must be between 1 and 256, got 300" when `value` is outside the table's range, else nil.
+    func outOfRange(_ value: Double) -> String? {
+        guard let range, !(value.isFinite && range.contains(value)) else { return nil }
+        func text(_ x: Double) -> String { x == x.rounded() && abs(x) < 1e15 ? String(Int(x)) : String(x) }
+        return "must be between \(text(range.lowerBound)) and \(text(range.upperBound))\(unit.isEmpty ? "" : " " + unit), got \(text(value))"
     }
 
     var environmentName: String {
@@ -69,7 +82,7 @@ enum Settings {
                                  "The music library folder.")
     static let out = Setting("out", .string, default: nil, note: "LIBRARY/" + OutputLayout.defaultDirectoryName,
                              "Where results go: naviscan.db, profiles/, vis/.")
-    static let jobs = Setting("jobs", .int, default: .int(Defaults.jobs),
+    static let jobs = Setting("jobs", .int, default: .int(Defaults.jobs), range: 1...256,
                               "Worker threads of a scan (one per core).")
     static let writeVis = Setting("vis", .bool, default: nil, note: "on, unless only --dj is named on a new library",
                                   "Write visualizer frames.")
@@ -83,9 +96,9 @@ enum Settings {
     static let maxHz = Setting("max-hz", .double, default: .double(vis.maxHz), "Upper edge of the highest band, in Hz.")
     static let encoding = Setting("encoding", .string, default: .string(vis.encoding.name),
                                   "Stored frame value type: f32, f16 or u8.")
-    static let referenceLUFS = Setting("reference-lufs", .double, default: .double(profile.referenceLUFS),
+    static let referenceLUFS = Setting("reference-lufs", .double, default: .double(profile.referenceLUFS), range: -70...0, unit: "LUFS",
                                        "Loudness the gain targets: gain_db = reference - lufs (ReplayGain 2.0: -18).")
-    static let silenceThreshold = Setting("silence-threshold", .double, default: .double(profile.silence.thresholdDB),
+    static let silenceThreshold = Setting("silence-threshold", .double, default: .double(profile.silence.thresholdDB), range: -120 ... -10, unit: "dBFS",
                                           "Silence threshold in dBFS (sample peak across channels).")
     static let bpmRange = Setting("bpm-range", .string,
                                   default: .string("\(Int(profile.tempo.minBPM))-\(Int(profile.tempo.maxBPM))"),
@@ -104,8 +117,8 @@ enum Settings {
                                              "Follow folder symlinks that lead outside the library (a library of links to other disks).")
     static let host = Setting("serve.host", .string, default: .string(Defaults.host),
                               "Address `serve` binds; loopback unless told otherwise.")
-    static let port = Setting("serve.port", .int, default: .int(Defaults.port), "TCP port of `serve`.")
-    static let serveJobs = Setting("serve.jobs", .int, default: .int(1),
+    static let port = Setting("serve.port", .int, default: .int(Defaults.port), range: 0...65_535, "TCP port of `serve`.")
+    static let serveJobs = Setting("serve.jobs", .int, default: .int(1), range: 1...64,
                                    "Worker threads of `serve` for POST /visualizer/precompute and background scans.")
     static let watch = Setting("serve.watch", .bool, default: .bool(true),
                                "Keep the library analysed while serving: watch it and re-scan what changes.")
