@@ -166,7 +166,7 @@ fuzz: deps
 FUZZ_CHECK_ITERATIONS ?= 3000
 fuzz-check: deps swift-check
 	$(SWIFT) build $(TEST_FLAGS) --product naviscan-fuzz
-	scripts/ci/fuzz/make-corpus.sh $(TEST_BUILD_DIR)/fuzz-corpus
+	FUZZ=$(TEST_BUILD_DIR)/release/naviscan-fuzz scripts/ci/fuzz/make-corpus.sh $(TEST_BUILD_DIR)/fuzz-corpus
 	$(TEST_BUILD_DIR)/release/naviscan-fuzz $(TEST_BUILD_DIR)/fuzz-corpus --seed 1 --iterations $(FUZZ_CHECK_ITERATIONS) --artifacts $(TEST_BUILD_DIR)/fuzz-artifacts
 
 # The tempo model's leave-one-source-out cross-validation (scripts/lab/tempo-model/beat_level_cv.py and
