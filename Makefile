@@ -35,11 +35,17 @@ FISH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 SYSTEMD_UNITS = $(DESTDIR)$(PREFIX)/lib/systemd/system
 SHARE = $(DESTDIR)$(PREFIX)/share/naviscan
 
+# Print what .ci/run needs to call a script directly: sudo when not root, the .deb make deb makes.
+sudo:
+	@echo $(SUDO)
+deb-file:
+	@echo $(DEB_FILE)
+
 # Prints the Debian runtime packages the installed binary needs (scripts/ci/check-install.sh checks the list).
 runtime-packages:
 	@echo $(RUNTIME_PACKAGES)
 
-.PHONY: all runtime-packages swift-check swift-path deps ci-deps build-tests browser-deps test-browser test-slurm check-kubernetes screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check tempo-cv install uninstall man check-man check-install deb test-deb image-deps image test-image clean
+.PHONY: all sudo deb-file runtime-packages swift-check swift-path deps ci-deps build-tests browser-deps test-browser test-slurm check-kubernetes screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check tempo-cv install uninstall man generated-man check-man check-install deb test-deb image-deps image test-image clean
 
 all: build
 
@@ -64,8 +70,15 @@ ci-deps:
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(CI_PACKAGES) > /dev/null
 
+ifeq ($(STATIC_FROM_TESTS),1)
+# CI compiles naviscan once: `build` links the static binary from the objects of the tests' release
+# build (the same compile; -static-stdlib changes only the link), see scripts/ci/link-static.py.
+build: build-tests
+	@[ $(NAVISCAN) -nt $(TEST_BUILD_DIR)/release/naviscan ] || python3 scripts/ci/link-static.py $(TEST_BUILD_DIR) $(NAVISCAN)
+else
 build: deps swift-check
 	$(SWIFT) build $(RELEASE_FLAGS) --product naviscan
+endif
 
 # The release build of every target and the tests (dynamically linked).
 build-tests: deps swift-check
@@ -129,9 +142,9 @@ browser-deps:
 # Scans the bundled demo library (Fixtures/demo), prints one track's DJ profile, draws its frames as text.
 demo: build
 	@mkdir -p $(DEMO_OUT)
-	$(BUILD_DIR)/release/naviscan scan Fixtures/demo --out $(DEMO_OUT)/store
-	$(BUILD_DIR)/release/naviscan analyze Fixtures/demo/groove_120bpm.mp3 --vis $(DEMO_OUT)/groove.vis --dj
-	$(BUILD_DIR)/release/naviscan inspect $(DEMO_OUT)/groove.vis --rows 20
+	$(NAVISCAN) scan Fixtures/demo --out $(DEMO_OUT)/store
+	$(NAVISCAN) analyze Fixtures/demo/groove_120bpm.mp3 --vis $(DEMO_OUT)/groove.vis --dj
+	$(NAVISCAN) inspect $(DEMO_OUT)/groove.vis --rows 20
 
 # The whole suite: wall clock, x-realtime, mallocs and peak memory per stage and per track.
 bench: deps
@@ -183,11 +196,11 @@ tempo-cv: build
 # config. `make install PREFIX=/usr DESTDIR=pkg` for packaging.
 install: build
 	install -d $(BINDIR) $(MANDIR) $(BASH_COMPLETIONS) $(ZSH_COMPLETIONS) $(FISH_COMPLETIONS) $(SYSTEMD_UNITS) $(SHARE)
-	install -m 755 $(BUILD_DIR)/release/naviscan $(BINDIR)/naviscan
+	install -m 755 $(NAVISCAN) $(BINDIR)/naviscan
 	install -m 644 docs/naviscan.1 $(MANDIR)/naviscan.1
-	$(BUILD_DIR)/release/naviscan --generate-completion-script bash > $(BASH_COMPLETIONS)/naviscan
-	$(BUILD_DIR)/release/naviscan --generate-completion-script zsh > $(ZSH_COMPLETIONS)/_naviscan
-	$(BUILD_DIR)/release/naviscan --generate-completion-script fish > $(FISH_COMPLETIONS)/naviscan.fish
+	$(NAVISCAN) --generate-completion-script bash > $(BASH_COMPLETIONS)/naviscan
+	$(NAVISCAN) --generate-completion-script zsh > $(ZSH_COMPLETIONS)/_naviscan
+	$(NAVISCAN) --generate-completion-script fish > $(FISH_COMPLETIONS)/naviscan.fish
 	sed 's|/usr/local/bin/naviscan|$(PREFIX)/bin/naviscan|' dist/naviscan-serve.service > $(SYSTEMD_UNITS)/naviscan-serve.service
 	sed 's|/usr/local/bin/naviscan|$(PREFIX)/bin/naviscan|' dist/naviscan-scan.service > $(SYSTEMD_UNITS)/naviscan-scan.service
 	install -m 644 dist/naviscan-scan.timer $(SYSTEMD_UNITS)/naviscan-scan.timer
@@ -209,18 +222,18 @@ uninstall:
 # Regenerates docs/naviscan.1 from the commands' help: swift-argument-parser's generate-manual tool (what
 # its plugin runs) on the release binary.
 MAN_OUT = $(TEST_BUILD_DIR)/man
-man: build
+man: generated-man
+	cp $(MAN_OUT)/naviscan.1 docs/naviscan.1
+
+# $(MAN_OUT)/naviscan.1 from the release binary's help (make man and make check-man).
+generated-man: build
 	$(SWIFT) build $(TEST_FLAGS) --product generate-manual
 	mkdir -p $(MAN_OUT)
 	$(TEST_BUILD_DIR)/release/generate-manual $(NAVISCAN) --output-directory $(MAN_OUT)
-	cp $(MAN_OUT)/naviscan.1 docs/naviscan.1
 
 # Fails when docs/naviscan.1 is not what `make man` makes from the commands' help now (the date aside),
 # so the man page cannot drift from --help.
-check-man: build
-	$(SWIFT) build $(TEST_FLAGS) --product generate-manual
-	mkdir -p $(MAN_OUT)
-	$(TEST_BUILD_DIR)/release/generate-manual $(NAVISCAN) --output-directory $(MAN_OUT)
+check-man: generated-man
 	@generated=$(MAN_OUT)/naviscan.1; \
 	if ! diff <(grep -v '^\.Dd' "$$generated") <(grep -v '^\.Dd' docs/naviscan.1) > /dev/null; then \
 		diff <(grep -v '^\.Dd' "$$generated") <(grep -v '^\.Dd' docs/naviscan.1) | head -20; \
@@ -244,7 +257,7 @@ deb: build
 	BUILD_DIR=$(BUILD_DIR) scripts/package/make-deb.sh $(DIST_OUT)
 
 # The .deb's and the image archives' names; VERSION is what the built binary's --version prints.
-VERSION = $(shell $(BUILD_DIR)/release/naviscan --version 2>/dev/null)
+VERSION = $(shell $(NAVISCAN) --version 2>/dev/null)
 DEB_ARCH = $(shell dpkg --print-architecture)
 DEB_FILE = $(DIST_OUT)/naviscan_$(VERSION)_$(DEB_ARCH).deb
 IMAGE_BASE = $(DIST_OUT)/naviscan-$(VERSION)-$(DEB_ARCH)
