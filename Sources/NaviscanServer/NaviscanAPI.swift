@@ -51,7 +51,7 @@ public enum NaviscanAPI {
         router.middlewares.add(RequestLogMiddleware())
         router.middlewares.add(JSONErrorMiddleware(routes: table))
 
-        let routes = Routes(router: router, table: table, access: configuration.access, basePath: configuration.basePath, store: services.storeHandle,
+        let routes = Routes(router: router, table: table, access: configuration.access, settingNames: configuration.settingNames, basePath: configuration.basePath, store: services.storeHandle,
                             limiter: RequestLimiter(limit: configuration.expensiveRequests))
         AdminController(services: services).addRoutes(to: routes)
         CompanionController(services: services).addRoutes(to: routes)
@@ -135,7 +135,7 @@ public enum NaviscanAPI {
         let navidrome = try configuration.navidromeDatabase.map { try NavidromeDatabase(path: $0) }
         return ServerServices(configuration: configuration, layout: layout, storeHandle: storeHandle, library: library, hub: hub,
                               paths: TrackPaths(store: storeHandle, navidromeMusicFolder: configuration.navidromeMusicFolder,
-                                                navidromeDatabase: navidrome),
+                                                navidromeDatabase: navidrome, settingNames: configuration.settingNames),
                               precompute: precompute, maintainer: maintainer, visSize: VisCacheSize(directory: layout.visDirectory),
                               connections: connections, logger: logger, web: web)
     }

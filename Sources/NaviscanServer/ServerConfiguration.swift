@@ -44,6 +44,8 @@ public struct ServerConfiguration: Sendable {
     public var navidromeMusicFolder: String?
     /// Navidrome's database (navidrome.db), read for the song IDs its clients send.
     public var navidromeDatabase: String?
+    /// How a user sets the options the server's answers point to.
+    public var settingNames = SettingNames()
 
     public init(dataDirectory: String, library: String? = nil, host: String = Defaults.host, port: Int = Defaults.port) {
         self.dataDirectory = dataDirectory
@@ -51,6 +53,16 @@ public struct ServerConfiguration: Sendable {
         self.host = host
         self.port = port
     }
+}
+
+/// How a user sets each option an answer of the server may point to. The server's own words name the
+/// config file's keys; `naviscan serve` gives its flags and variables, so no server message names a flag.
+public struct SettingNames: Sendable {
+    public var token = "the serve.token setting"
+    public var navidromeDatabase = "the serve.navidrome-db setting"
+    public var navidromeMusicFolder = "the serve.navidrome-music-folder setting"
+
+    public init() {}
 }
 
 /// The access token's rule: with a token, `/stream`, the web page and every write endpoint need it;

@@ -52,15 +52,7 @@ struct ConfigCommand: AsyncParsableCommand {
         if let loaded { settings = loaded.settings } else { settings = try await EffectiveConfiguration.load(flags: flags, configFile: store.config.path) }
 
         if json {
-            var object: [String: Any] = [:]
-            for setting in Settings.all {
-                let entry = settings[setting]
-                let value: Any = setting.secret && entry.value != nil ? "(set)" : entry.value?.jsonObject ?? NSNull()
-                object[setting.key] = ["value": value, "source": entry.source.description]
-            }
-            object["config_file"] = settings.configFile.map { ["path": $0, "found": settings.configFileFound] as [String: Any] } ?? NSNull()
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-            FileHandle.standardOutput.write(data + Data("\n".utf8))
+            try JSONOutput.write(ConfigReport(settings))
             return
         }
         if let file = settings.configFile {
@@ -76,5 +68,45 @@ struct ConfigCommand: AsyncParsableCommand {
             print(Settings.column(setting.key, \.key) + " "
                 + value.padding(toLength: max(24, value.count), withPad: " ", startingAt: 0) + "  " + entry.source.description)
         }
+    }
+}
+
+/// `naviscan config --json`: `{key: {value, source}, …, "config_file": {path, found} or null}`.
+struct ConfigReport: Encodable {
+    struct Entry: Encodable {
+        /// null when unset; "(set)" for a secret that is set.
+        let value: SettingValue?
+        let source: String
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode(value, forKey: Key("value"))
+            try c.encode(source, forKey: Key("source"))
+        }
+    }
+    struct ConfigFile: Encodable { let path: String; let found: Bool }
+    struct Key: CodingKey {
+        let stringValue: String
+        init(_ key: String) { stringValue = key }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
+    }
+
+    let entries: [(key: String, entry: Entry)]
+    let configFile: ConfigFile?
+
+    init(_ settings: EffectiveConfiguration) {
+        entries = Settings.all.map { setting in
+            let entry = settings[setting]
+            let value = setting.secret && entry.value != nil ? .string("(set)") : entry.value
+            return (setting.key, Entry(value: value, source: entry.source.description))
+        }
+        configFile = settings.configFile.map { ConfigFile(path: $0, found: settings.configFileFound) }
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        for (key, entry) in entries { try c.encode(entry, forKey: Key(key)) }
+        try c.encode(configFile, forKey: Key("config_file"))
     }
 }

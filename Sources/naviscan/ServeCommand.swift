@@ -174,6 +174,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         configuration.navidromeDatabase = settings.string(Settings.navidromeDatabase).map(StoreLocation.standardized)
         configuration.access = access
+        configuration.settingNames.token = Settings.token.howToSet
+        configuration.settingNames.navidromeDatabase = Settings.navidromeDatabase.howToSet
+        configuration.settingNames.navidromeMusicFolder = Settings.navidromeMusicFolder.howToSet
         if settings.isOn(Settings.watch) {
             let text = settings.text(Settings.rescanInterval)
             guard let interval = Self.interval(text) else {
@@ -208,13 +211,16 @@ struct ServeCommand: AsyncParsableCommand {
             if let problem = AccessToken.problem(token) { throw CLIError("\(settings.origin(Settings.token)): \(problem)") }
             policy.token = token
         } else if !isLoopback(host) {
-            let file = out + "/token"
+            let file = OutputLayout(root: out).tokenPath
             if !FileManager.default.fileExists(atPath: out) {
                 do { try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true) } catch {
                     throw CLIError("cannot create the data folder \(out) for the access token; make its parent writable or pass --out DIR")
                 }
             }
-            let (token, created, tightenedFrom) = try AccessToken.loadOrCreate(file: file)
+            let token: String, created: Bool, tightenedFrom: mode_t?
+            do { (token, created, tightenedFrom) = try AccessToken.loadOrCreate(file: file) } catch {
+                throw CLIError(UserMessage.describe(error))
+            }
             policy.token = token
             if let tightenedFrom {
                 FileHandle.standardError.write(Data("naviscan: the access token file \(file) was open to other users (mode \(String(tightenedFrom, radix: 8))); made it readable by its owner only (mode 600)\n".utf8))

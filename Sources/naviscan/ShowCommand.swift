@@ -47,12 +47,11 @@ struct ShowCommand: AsyncParsableCommand {
         }
         let layout = OutputLayout(root: location.out)
         if json {
-            var object = try JSONSerialization.jsonObject(with: JSONOutput.encoder.encode(track)) as! [String: Any]
-            object["profile_json"] = nil
-            object["profile"] = track.profileJSON.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) } ?? NSNull()
-            object["vis_file"] = track.visFingerprint != nil ? layout.visPath(key: track.key) : NSNull()
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-            FileHandle.standardOutput.write(data + Data("\n".utf8))
+            let document: TrackDocument
+            do { document = try TrackDocument(track, layout: layout) } catch {
+                throw CLIError("the stored profile of \(relative) cannot be read (\(error)); scan the library again to rewrite it", code: 3)
+            }
+            try JSONOutput.write(document)
             return
         }
         print("track:       \(track.relativePath)")

@@ -89,7 +89,7 @@ struct TagCommand: AsyncParsableCommand {
                 text += "\(dryRun ? "would tag" : "tagged") \(EscapingLogHandler.escaped(file.relativePath)): "
                     + file.changes.map { "\($0.key) \($0.old ?? "(none)") -> \($0.new)" }.joined(separator: ", ") + "\n"
             }
-            for failure in summary.failed { text += "failed \(EscapingLogHandler.escaped(failure.relativePath)): \(failure.reason)\n" }
+            for failure in summary.failed { text += "failed \(EscapingLogHandler.escaped(failure.relativePath)): \(Self.words(failure.reason))\n" }
             if summary.removedLeftovers > 0 {
                 text += "removed \(Self.files(summary.removedLeftovers)) left beside tracks by an interrupted naviscan tag\n"
             }
@@ -104,6 +104,17 @@ struct TagCommand: AsyncParsableCommand {
     private static func files(_ count: Int) -> String { count == 1 ? "1 file" : "\(count) files" }
 
     private static func reasons(_ skipped: [TagWriteBack.Failure]) -> String {
-        Dictionary(grouping: skipped, by: \.reason).sorted { $0.key < $1.key }.map { "\($0.value.count) \($0.key)" }.joined(separator: "; ")
+        Dictionary(grouping: skipped, by: { words($0.reason) }).sorted { $0.key < $1.key }.map { "\($0.value.count) \($0.key)" }.joined(separator: "; ")
+    }
+
+    /// A reason in the command line's words: the flag or command that changes it.
+    static func words(_ reason: TagWriteBack.Reason) -> String {
+        switch reason {
+        case .analysisFailed: "its analysis failed (`naviscan status` says why)"
+        case .noProfile: "no DJ profile; scan with --dj first"
+        case .folderOutsideLibrary: "\(reason) (pass \(Settings.followExternalLinks.flag) if that is where your music lives)"
+        case .symlinkNotFollowed: "a symbolic link (pass --follow-symlinks to tag its target)"
+        default: reason.description
+        }
     }
 }

@@ -254,6 +254,7 @@ struct CommandLineTests {
         let shown = try #require(try JSONSerialization.jsonObject(with: Data(byAbsolute.stdout.utf8)) as? [String: Any])
         #expect(shown["relative_path"] as? String == track)
         #expect((shown["profile"] as? [String: Any])?["relative_path"] as? String == track)
+        #expect(try APISchema().problems(of: Data(byAbsolute.stdout.utf8), as: "track") == [], "\(byAbsolute.stdout)")
         let byRelative = try NaviscanProcess.run(["show", track, "-o", out], environment: env)
         #expect(byRelative.status == 0 && byRelative.stdout.contains("loudness:"), "\(byRelative.stderr)")
         #expect(try NaviscanProcess.run(["show", "Artist A/new.wav", "-o", out], environment: env).status == 1)

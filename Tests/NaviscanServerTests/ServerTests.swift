@@ -29,9 +29,10 @@ struct ServedLibrary {
         precondition(summary.analysed == 3)
     }
 
-    func app() throws -> some ApplicationProtocol {
+    func app(_ configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> some ApplicationProtocol {
         var configuration = ServerConfiguration(dataDirectory: data, port: 0)
         configuration.pollInterval = .milliseconds(100)
+        configure(&configuration)
         return try NaviscanAPI.makeApplication(configuration: configuration, logger: Logger(label: "naviscan-test-server"))
     }
 
@@ -48,6 +49,22 @@ func query(_ path: String) -> String {
 
 @Suite("naviscan serve, over real HTTP on loopback", .serialized)
 struct ServerTests {
+    @Test("The server's own answers name the config file's settings, never a command-line flag (naviscan serve words them)")
+    func answersNameSettings() async throws {
+        let served = try ServedLibrary()
+        defer { served.cleanUp() }
+        try await served.app { $0.access.token = String(repeating: "k", count: 32) }.test(.live) { client in
+            for (uri, setting) in [("/stream?relative_path=Other/four.flac", "serve.token"),
+                                   ("/smart-dj/profile?relative_path=/music/Other/four.flac", "serve.navidrome-music-folder"),
+                                   ("/smart-dj/profile?id=0123abcd", "serve.navidrome-db")] {
+                try await client.execute(uri: uri, method: .get) { response in
+                    let message = try json(response.body)["error"] as? String ?? ""
+                    #expect(message.contains(setting) && !message.contains("--"), "\(uri): \(message)")
+                }
+            }
+        }
+    }
+
     @Test("health, profile, 404s, traversal attempts")
     func profilesAndErrors() async throws {
         let served = try ServedLibrary()

@@ -91,6 +91,9 @@ struct ServiceTests {
         #expect(page.contains("<h1>Access token needed</h1>") && page.contains("<code>token</code>") && !page.contains("`"), "\(page)")
         #expect(page.contains("<form method=\"get\" action=\"/track\"><input type=\"hidden\" name=\"relative_path\" value=\"groove_120bpm.mp3\">"), "\(page)")
         #expect(page.contains("<input type=\"password\" name=\"token\""))
+        // naviscan serve words the server's answer with its own flag and variable.
+        let refusal = Self.json(try Self.get(first, "/stream?\(track)"))["error"] as? String ?? ""
+        #expect(refusal.contains("--token, NAVISCAN_SERVE_TOKEN or 'serve.token' in the config file"), "\(refusal)")
         let write = try RawSocket(port: first.port).request("POST", "/visualizer/precompute", headers: ["Content-Type": "application/json"],
                                                            body: Array(#"{"relative_path": "groove_120bpm.mp3"}"#.utf8))
         #expect(write.status == 401)

@@ -51,12 +51,22 @@ def main() -> int:
     os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
     # Linked beside the target and renamed: a half-written binary never stands at OUTPUT.
     temporary = output + ".linking"
+    swiftpm_output = args[args.index("-o") + 1]
     args[args.index("-o") + 1] = temporary
     result = subprocess.run(args)
     if result.returncode != 0:
         print(f"link-static: the link failed (exit {result.returncode})", file=sys.stderr)
         return 1
     os.replace(temporary, output)
+    # The resource folders SwiftPM puts beside its binaries (the web page's assets), where the binary
+    # looks for them when it runs from a build folder.
+    products = os.path.dirname(os.path.abspath(swiftpm_output))
+    here = os.path.dirname(os.path.abspath(output))
+    if products != here:
+        for name in os.listdir(products):
+            link = os.path.join(here, name)
+            if name.endswith(".resources") and not os.path.lexists(link):
+                os.symlink(os.path.join(products, name), link)
     return 0
 
 

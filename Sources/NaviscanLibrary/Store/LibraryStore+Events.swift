@@ -26,14 +26,6 @@ public struct LibraryEvent: Sendable, Equatable {
     public var relativePaths: [String]
     /// `trackFailed`'s reason.
     public var detail: String?
-
-    /// The event as `/ws/push` sends it.
-    public var jsonObject: [String: Any] {
-        var object: [String: Any] = ["event": kind.rawValue, "seq": seq]
-        if kind == .albumUpdated { object["relative_paths"] = relativePaths } else { object["relative_path"] = relativePath }
-        if kind == .trackFailed { object["error"] = detail ?? "failed" }
-        return object
-    }
 }
 
 extension LibraryStore {

@@ -31,6 +31,8 @@ public struct OutputLayout: Sendable {
 
     public var databasePath: String { root + "/" + Self.databaseFileName }
     public var lockPath: String { root + "/" + Self.lockFileName }
+    /// The access token `naviscan serve` makes at its first start off loopback (mode 600).
+    public var tokenPath: String { root + "/token" }
     public var profilesDirectory: String { root + "/" + Self.profile.directory }
     public var visDirectory: String { root + "/" + Self.visualizerFrames.directory }
 

@@ -74,10 +74,64 @@ public struct TagWriteBack {
         enum CodingKeys: String, CodingKey { case relativePath = "relative_path", changes }
     }
 
+    /// Why a track was not tagged. The descriptions name no command-line flag: the CLI words the
+    /// ones a setting would change (`followExternalLinksOff`, `symlinkNotFollowed`, `noProfile`).
+    public enum Reason: Hashable, Sendable, CustomStringConvertible {
+        case analysisFailed
+        case noProfile
+        case changedSinceAnalysis
+        case formatWithoutTags
+        /// The track's folder leads outside the library through a link; following it is off.
+        case folderOutsideLibrary(realFolder: String)
+        /// The file is a symbolic link; following file links is off.
+        case symlinkNotFollowed
+        case symlinkOutsideLibrary(target: String)
+        /// The file, its folder or its link target could not be reached or read (the system's words).
+        case unreadable(String)
+        /// Writing or verifying the tags failed (TagLib's or the transaction's words).
+        case writeFailed(String)
+
+        /// A stable name for scripts (`--json`).
+        public var code: String {
+            switch self {
+            case .analysisFailed: "analysis_failed"
+            case .noProfile: "no_profile"
+            case .changedSinceAnalysis: "changed_since_analysis"
+            case .formatWithoutTags: "format_without_tags"
+            case .folderOutsideLibrary: "folder_outside_library"
+            case .symlinkNotFollowed: "symlink_not_followed"
+            case .symlinkOutsideLibrary: "symlink_outside_library"
+            case .unreadable: "unreadable"
+            case .writeFailed: "write_failed"
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .analysisFailed: "its analysis failed (the store's status says why)"
+            case .noProfile: "no DJ profile; scan with the DJ analysis on first"
+            case .changedSinceAnalysis: "changed since its analysis; scan the library first"
+            case .formatWithoutTags: "no tag naviscan writes in this format"
+            case .folderOutsideLibrary(let folder):
+                "its folder now leads outside the library (\(folder)) through a symbolic link, which the scan does not follow; not written"
+            case .symlinkNotFollowed: "a symbolic link, not followed"
+            case .symlinkOutsideLibrary(let target): "a symbolic link to a file outside the library (\(target)); not written"
+            case .unreadable(let reason), .writeFailed(let reason): reason
+            }
+        }
+    }
+
     public struct Failure: Encodable, Sendable {
         public let relativePath: String
-        public let reason: String
-        enum CodingKeys: String, CodingKey { case relativePath = "relative_path", reason }
+        public let reason: Reason
+        enum CodingKeys: String, CodingKey { case relativePath = "relative_path", reason, code }
+
+        public func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(relativePath, forKey: .relativePath)
+            try container.encode(reason.description, forKey: .reason)
+            try container.encode(reason.code, forKey: .code)
+        }
     }
 
     public struct Summary: Encodable, Sendable {
@@ -118,11 +172,11 @@ public struct TagWriteBack {
         let libraryRoot = Self.realPath(options.library) ?? options.library
         for track in tracks {
             guard track.status == .ok else {
-                summary.skipped.append(Failure(relativePath: track.relativePath, reason: "its analysis failed (`naviscan status` says why)"))
+                summary.skipped.append(Failure(relativePath: track.relativePath, reason: .analysisFailed))
                 continue
             }
             guard let json = track.profileJSON, let profile = try? StoredProfile.read(Data(json.utf8)) else {
-                summary.skipped.append(Failure(relativePath: track.relativePath, reason: "no DJ profile; scan with --dj first"))
+                summary.skipped.append(Failure(relativePath: track.relativePath, reason: .noProfile))
                 continue
             }
             let path: String
@@ -137,16 +191,16 @@ public struct TagWriteBack {
             }
             var info = stat()
             guard SystemPath.withCString(path, { stat($0, &info) }) == 0 else {
-                summary.failed.append(Failure(relativePath: track.relativePath, reason: "cannot read the file: \(String(cString: strerror(errno)))"))
+                summary.failed.append(Failure(relativePath: track.relativePath, reason: .unreadable("cannot read the file: \(String(cString: strerror(errno)))")))
                 continue
             }
             guard Int64(info.st_size) == track.size, LibraryWalker.modificationTime(info) == track.mtime else {
-                summary.skipped.append(Failure(relativePath: track.relativePath, reason: "changed since its analysis; scan the library first"))
+                summary.skipped.append(Failure(relativePath: track.relativePath, reason: .changedSinceAnalysis))
                 continue
             }
             let kind = TagFile.kind(path: path)
             guard kind != .none else {
-                summary.skipped.append(Failure(relativePath: track.relativePath, reason: "no tag naviscan writes in this format"))
+                summary.skipped.append(Failure(relativePath: track.relativePath, reason: .formatWithoutTags))
                 continue
             }
             let wanted = ReplayGainTags(profile: profile, opus: track.codec?.lowercased() == "opus", mixRamp: options.mixRamp).fields
@@ -165,11 +219,11 @@ public struct TagWriteBack {
                 }
                 summary.tagged.append(FileResult(relativePath: track.relativePath, changes: changes))
             } catch let error as TagFile.Failure {
-                summary.failed.append(Failure(relativePath: track.relativePath, reason: error.reason))
+                summary.failed.append(Failure(relativePath: track.relativePath, reason: .writeFailed(error.reason)))
             } catch let error as LibraryError where error.isFault {
                 throw error
             } catch {
-                summary.failed.append(Failure(relativePath: track.relativePath, reason: "\(error)"))
+                summary.failed.append(Failure(relativePath: track.relativePath, reason: .writeFailed("\(error)")))
             }
         }
         if !options.dryRun { try? store.checkpoint() }
@@ -179,8 +233,8 @@ public struct TagWriteBack {
     /// Where a track's tags go, if anywhere.
     enum Resolution: Equatable {
         case file(String)
-        case skip(String)
-        case fail(String)
+        case skip(Reason)
+        case fail(Reason)
     }
 
     /// The real file behind a track, by the scan's rules: folders linked from inside the library
@@ -189,17 +243,16 @@ public struct TagWriteBack {
     func resolve(_ relativePath: String, libraryRoot: String) -> Resolution {
         let path = options.library + "/" + relativePath
         let folder = (path as NSString).deletingLastPathComponent
-        guard let realFolder = Self.realPath(folder) else { return .fail("cannot reach its folder: \(String(cString: strerror(errno)))") }
+        guard let realFolder = Self.realPath(folder) else { return .fail(.unreadable("cannot reach its folder: \(String(cString: strerror(errno)))")) }
         if !Self.isInside(realFolder, libraryRoot), !options.followExternalLinks {
-            return .fail("its folder now leads outside the library (\(realFolder)) through a symbolic link, which the scan does not follow; "
-                         + "not written (pass --follow-external-links if that is where your music lives)")
+            return .fail(.folderOutsideLibrary(realFolder: realFolder))
         }
         var info = stat()
-        guard SystemPath.withCString(path, { lstat($0, &info) }) == 0 else { return .fail("cannot read the file: \(String(cString: strerror(errno)))") }
+        guard SystemPath.withCString(path, { lstat($0, &info) }) == 0 else { return .fail(.unreadable("cannot read the file: \(String(cString: strerror(errno)))")) }
         guard info.st_mode & S_IFMT == S_IFLNK else { return .file(realFolder + "/" + (path as NSString).lastPathComponent) }
-        guard options.followSymlinks else { return .skip("a symbolic link (pass --follow-symlinks to tag its target)") }
-        guard let target = Self.realPath(path) else { return .fail("a symbolic link whose target cannot be reached: \(String(cString: strerror(errno)))") }
-        guard Self.isInside(target, libraryRoot) else { return .skip("a symbolic link to a file outside the library (\(target)); not written") }
+        guard options.followSymlinks else { return .skip(.symlinkNotFollowed) }
+        guard let target = Self.realPath(path) else { return .fail(.unreadable("a symbolic link whose target cannot be reached: \(String(cString: strerror(errno)))")) }
+        guard Self.isInside(target, libraryRoot) else { return .skip(.symlinkOutsideLibrary(target: target)) }
         return .file(target)
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import NaviscanCore
+import NaviscanLibrary
 import NIOCore
 
 /// The Navidrome companion API: DJ profiles one at a time or in bulk, and the push socket that
@@ -31,11 +32,10 @@ struct CompanionController {
         }
         routes.post("/smart-dj/bulk-profiles", access: .companion, cost: .expensive) { request, _ in
             let body = try await request.body.collect(upTo: Self.bulkBodyLimit)
-            let object = try? JSONSerialization.jsonObject(with: Data(buffer: body))
-            guard let paths = (object as? [String]) ?? ((object as? [String: Any])?["paths"] as? [String]) else {
+            guard let request = try? JSONDecoder().decode(BulkProfilesRequest.self, from: Data(buffer: body)) else {
                 throw APIError.badRequest("the body must be a JSON array of paths or {\"paths\": [...]}")
             }
-            return try await bulk(paths)
+            return try await bulk(request.paths)
         }
         routes.get("/smart-dj/beats", access: .companion) { request, _ in
             let query = QueryValues(request)
@@ -92,19 +92,7 @@ struct CompanionController {
         }
         let profile: TrackProfile
         do { profile = try StoredProfile.read(Data(json.utf8)) } catch { throw await services.damaged(path, .profile, error) }
-        let grid = profile.beatGrid ?? .empty
-        let window = { (t: Double) in t >= from && t <= to }
-        let object: [String: Any] = [
-            "relative_path": path,
-            "bpm": profile.bpm ?? NSNull(),
-            "first_beat": grid.firstBeat ?? NSNull(),
-            "interval": grid.interval ?? NSNull(),
-            "meter": grid.meter ?? NSNull(),
-            "confidence": grid.confidence,
-            "beats": grid.beats.filter(window),
-            "downbeats": grid.downbeats.filter(window),
-        ]
-        return JSONBody.response(data: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+        return JSONBody.response(BeatsAnswer(relativePath: path, bpm: profile.bpm, grid: profile.beatGrid ?? .empty, from: from, to: to))
     }
 
     private func bulk(_ paths: [String]) async throws -> Response {
@@ -127,16 +115,17 @@ struct CompanionController {
         })
     }
 
-    /// `{"missing": [...], "profiles": {path: profile, ...}}` under the paths as sent.
+    /// `{"missing": [...], "profiles": {path: profile, ...}}` under the paths as sent, assembled from
+    /// the stored profiles' own bytes (up to 10,000 of them: not decoded and encoded again).
     private static func bulkBody(paths: [String], resolved: [String: String], stored: [String: String]) throws -> Data {
         var found: [String: String] = [:]
         for path in paths { if let track = resolved[path], let json = stored[track] { found[path] = json } }
         var body = Data("{\"missing\":".utf8)
-        body += try JSONSerialization.data(withJSONObject: paths.filter { found[$0] == nil }, options: [.withoutEscapingSlashes])
+        body += try AnswerJSON.data(paths.filter { found[$0] == nil })
         body += Data(",\"profiles\":{".utf8)
         for (i, path) in paths.filter({ found[$0] != nil }).enumerated() {
             if i > 0 { body += Data(",".utf8) }
-            body += try JSONSerialization.data(withJSONObject: path, options: [.fragmentsAllowed, .withoutEscapingSlashes])
+            body += AnswerJSON.string(path)
             body += Data(":".utf8) + Data(found[path]!.utf8)
         }
         body += Data("}}".utf8)

@@ -1,12 +1,12 @@
 import Foundation
 import NaviscanCore
+import NaviscanLibrary
 
 /// The JSON form of a frame file, written chunk by chunk: values rounded to 4 decimals.
 enum FramesJSON {
     /// Everything before the first frame.
     static func prefix(relativePath: String, header: VisFrameHeader) throws -> [UInt8] {
-        let name = try JSONSerialization.data(withJSONObject: relativePath, options: [.fragmentsAllowed, .withoutEscapingSlashes])
-        return Array("{\"relative_path\":".utf8) + Array(name)
+        Array("{\"relative_path\":".utf8) + Array(AnswerJSON.string(relativePath))
             + Array(",\"fps\":\(Double(header.fps)),\"band_count\":\(header.bandCount),\"frame_count\":\(header.frameCount),\"duration\":\(header.duration),\"frames\":[".utf8)
     }
 

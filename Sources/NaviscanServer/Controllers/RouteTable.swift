@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import NaviscanLibrary
 import HummingbirdWebSocket
 import NIOConcurrencyHelpers
 
@@ -30,6 +31,7 @@ struct Routes {
     let router: Router<NaviscanRequestContext>
     let table: RouteTable
     let access: AccessPolicy
+    let settingNames: SettingNames
     let basePath: String
     let store: StoreHandle
     /// Shared by every expensive route: the bound is on all of them together.
@@ -37,7 +39,7 @@ struct Routes {
 
     private func group(_ routeAccess: RouteAccess, _ cost: RouteCost) -> RouterGroup<NaviscanRequestContext> {
         let group = router.group()
-        group.add(middleware: AccessMiddleware(access: routeAccess, policy: access, basePath: basePath))
+        group.add(middleware: AccessMiddleware(access: routeAccess, policy: access, tokenSetting: settingNames.token, basePath: basePath))
         if routeAccess != .open { group.add(middleware: StoreOutageMiddleware(store: store)) }
         if cost == .expensive { group.add(middleware: RequestLimitMiddleware(limiter: limiter)) }
         return group
@@ -75,7 +77,7 @@ struct StoreOutageMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if let reason = store.unavailable {
-            var response = JSONBody.response(status: .serviceUnavailable, object: ["error": reason])
+            var response = JSONBody.response(status: .serviceUnavailable, ErrorAnswer(error: reason))
             response.headers[.retryAfter] = "10"
             return response
         }

@@ -38,17 +38,7 @@ struct SimilarityController {
     static func answer(_ body: @escaping @Sendable () throws -> [SimilarTracks.Match]) async throws -> Response {
         let matches: [SimilarTracks.Match]
         do { matches = try await BlockingWork.run(body) } catch let error as SimilarityError { throw APIError.notFound(error.description) }
-        let entries: [[String: Any]] = matches.map { match in
-            var entry: [String: Any] = ["path": match.relativePath, "relative_path": match.relativePath, "isDir": false,
-                                        "duration": Int(match.duration.rounded())]
-            if let title = match.tags.title { entry["title"] = title }
-            if let artist = match.tags.artist { entry["artist"] = artist }
-            if let album = match.tags.album { entry["album"] = album }
-            if let track = match.tags.trackNumber { entry["track"] = track }
-            if let disc = match.tags.discNumber { entry["discNumber"] = disc }
-            return ["entry": entry, "similarity": match.similarity, "duplicate": match.duplicate]
-        }
-        return JSONBody.response(object: ["sonicMatch": entries])
+        return JSONBody.response(SonicMatchAnswer(matches))
     }
 }
 

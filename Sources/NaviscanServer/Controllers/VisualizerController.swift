@@ -100,29 +100,25 @@ struct VisualizerController {
             throw await services.damaged(path, .waveform, error, files: [datPath, rmsPath])
         }
         let (peak, rms) = waveform.resampled(bins: bins)
-        func rounded(_ values: [Double]) -> [Double] { values.map { ($0 * 10_000).rounded() / 10_000 } }
-        return JSONBody.response(object: [
-            "relative_path": path, "duration": record.duration ?? waveform.duration, "bins": bins,
-            "peak": rounded(peak), "rms": rounded(rms),
-        ] as [String: Any])
+        return JSONBody.response(WaveformAnswer(relativePath: path, duration: record.duration ?? waveform.duration, peak: peak, rms: rms))
     }
 
     private func precompute(_ request: Request) async throws -> Response {
         let body = try await request.body.collect(upTo: 1 << 16)
-        let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
-        let path = try await services.paths.resolve(object?["relative_path"] as? String)
+        let asked = try? JSONDecoder().decode(PrecomputeRequest.self, from: Data(buffer: body))
+        let path = try await services.paths.resolve(asked?.relativePath)
         guard let library = services.library else {
             throw APIError(status: .serviceUnavailable, message: "the library root is unknown; start the server with the library named")
         }
         let file = try await Task.detached { try LibraryTrackFile.resolve(path, library: library) }.value
         let queue = services.precompute
         if let record = try await services.store.track(relativePath: path), !queue.freshness.needsAnalysis(file, record) {
-            return JSONBody.response(status: .accepted, object: ["status": "unchanged", "relative_path": path])
+            return JSONBody.response(status: .accepted, PrecomputeAnswer(status: "unchanged", relativePath: path))
         }
         switch await queue.enqueue(file) {
         case .queued, .alreadyQueued:
             services.maintainer?.makeWayForPrecompute()
-            return JSONBody.response(status: .accepted, object: ["status": "queued", "relative_path": path])
+            return JSONBody.response(status: .accepted, PrecomputeAnswer(status: "queued", relativePath: path))
         case .full:
             throw APIError(status: .serviceUnavailable, message: "the precompute queue is full (\(queue.capacity) tracks); retry in a minute")
         }
@@ -130,16 +126,12 @@ struct VisualizerController {
 
     private func precomputeState(_ request: Request) async throws -> Response {
         let path = try await services.paths.resolve(QueryValues(request))
-        var answer: [String: Any] = ["relative_path": path]
         if let state = await services.precompute.state(of: path) {
-            answer["status"] = state.rawValue
+            return JSONBody.response(PrecomputeAnswer(status: state.rawValue, relativePath: path))
         } else if let record = try await services.store.track(relativePath: path) {
-            answer["status"] = record.status == .ok ? "done" : "failed"
-            if let error = record.errorMessage { answer["error"] = error }
-        } else {
-            answer["status"] = "unknown"
+            return JSONBody.response(PrecomputeAnswer(status: record.status == .ok ? "done" : "failed", relativePath: path, error: record.errorMessage))
         }
-        return JSONBody.response(object: answer)
+        return JSONBody.response(PrecomputeAnswer(status: "unknown", relativePath: path))
     }
 
     /// The request's If-None-Match names `etag`.

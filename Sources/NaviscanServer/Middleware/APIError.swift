@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NaviscanLibrary
 import NIOCore
 import NIOHTTP1
 
@@ -11,19 +12,19 @@ struct APIError: Error, HTTPResponseError {
     /// The tracks an ambiguous path could mean (409).
     var candidates: [String]? = nil
 
-    var object: [String: Any] { candidates.map { ["error": message, "candidates": $0] } ?? ["error": message] }
+    var answer: ErrorAnswer { ErrorAnswer(error: message, candidates: candidates) }
 
     static func badRequest(_ message: String) -> APIError { APIError(status: .badRequest, message: message) }
     static func notFound(_ message: String) -> APIError { APIError(status: .notFound, message: message) }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        JSONBody.response(status: status, object: object)
+        JSONBody.response(status: status, answer)
     }
 }
 
 enum JSONBody {
-    static func response(status: HTTPResponse.Status = .ok, object: Any) -> Response {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+    static func response(status: HTTPResponse.Status = .ok, _ answer: some Encodable) -> Response {
+        let data = (try? AnswerJSON.data(answer)) ?? Data("{}".utf8)
         return response(status: status, data: data)
     }
 
@@ -43,26 +44,25 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as APIError {
-            return JSONBody.response(status: error.status, object: error.object)
+            return JSONBody.response(status: error.status, error.answer)
         } catch let error as HTTPError where error.status == .notFound {
             if let methods = routes.methods(of: request.uri.path) {
-                var response = JSONBody.response(status: .methodNotAllowed, object: [
-                    "error": "\(request.method) is not allowed on \(request.uri.path); use \(methods.map(\.rawValue).joined(separator: ", "))",
-                ])
+                var response = JSONBody.response(status: .methodNotAllowed, ErrorAnswer(
+                    error: "\(request.method) is not allowed on \(request.uri.path); use \(methods.map(\.rawValue).joined(separator: ", "))"))
                 response.headers[.allow] = methods.map(\.rawValue).joined(separator: ", ")
                 return response
             }
-            return JSONBody.response(status: .notFound, object: ["error": "no such endpoint: \(request.uri.path)"])
+            return JSONBody.response(status: .notFound, ErrorAnswer(error: "no such endpoint: \(request.uri.path)"))
         } catch let error as HTTPError {
-            return JSONBody.response(status: error.status, object: ["error": error.body ?? error.status.reasonPhrase])
+            return JSONBody.response(status: error.status, ErrorAnswer(error: error.body ?? error.status.reasonPhrase))
         } catch let error as HTTPParserError {
             // A malformed request (a bad chunk size in a body): Hummingbird answers 400 and closes.
             throw error
         } catch is NIOTooManyBytesError {
-            return JSONBody.response(status: .contentTooLarge, object: ["error": "the request body is larger than this endpoint takes; send fewer paths per request"])
+            return JSONBody.response(status: .contentTooLarge, ErrorAnswer(error: "the request body is larger than this endpoint takes; send fewer paths per request"))
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(error)"])
-            return JSONBody.response(status: .internalServerError, object: ["error": "internal error; see the server log"])
+            return JSONBody.response(status: .internalServerError, ErrorAnswer(error: "internal error; see the server log"))
         }
     }
 }

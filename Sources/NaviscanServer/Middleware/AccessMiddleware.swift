@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NaviscanLibrary
 import NaviscanCore
 
 /// What a route needs from the caller when the server has an access token.
@@ -23,6 +24,8 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
 
     let access: RouteAccess
     let policy: AccessPolicy
+    /// How the token is set, for the 401 answer.
+    let tokenSetting: String
     let basePath: String
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -60,8 +63,8 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
     private func refusal(_ request: Request) -> Response {
         let message = "this naviscan needs its access token: send `Authorization: Bearer TOKEN`, or open the page once as "
             + "\(basePath)/?token=TOKEN. The token was printed when naviscan serve first started and is kept in the token file of its data folder "
-            + "(or set with --token / NAVISCAN_SERVE_TOKEN)."
-        var response = JSONBody.response(status: .unauthorized, object: ["error": message])
+            + "(or set with \(tokenSetting))."
+        var response = JSONBody.response(status: .unauthorized, ErrorAnswer(error: message))
         response.headers[.wwwAuthenticate] = "Bearer realm=\"naviscan\""
         if request.method == .get, isPage(request) {
             response.headers[.contentType] = "text/html; charset=utf-8"
@@ -123,10 +126,28 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// The token file could not be used: what to do, in words.
-public struct AccessTokenError: Error, CustomStringConvertible {
-    public let message: String
-    public var description: String { message }
+/// The token file could not be used, and what to do. The description names the config file's key
+/// for the token; `naviscan serve` words `unwritable` with its flag and variable.
+public enum AccessTokenError: Error, CustomStringConvertible {
+    case openToOthers(file: String, mode: String, ownedByAnother: Bool)
+    case unreadable(file: String)
+    case unusable(file: String, problem: String)
+    case unwritable(file: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .openToOthers(let file, let mode, true):
+            "the access token file \(file) may be read or written by other users (mode \(mode)) and belongs to another user, so naviscan cannot close it; run `chmod 600 \(file)` as its owner, then start naviscan again"
+        case .openToOthers(let file, let mode, false):
+            "the access token file \(file) may be read or written by other users (mode \(mode)) and naviscan could not change that; run `chmod 600 \(file)`, then start naviscan again"
+        case .unreadable(let file):
+            "cannot read the access token file \(file); make it readable by the user naviscan runs as, or delete it to have a new one made"
+        case .unusable(let file, let problem):
+            "the access token file \(file) holds no usable token (\(problem)); put one in it, or delete it to have a new one made"
+        case .unwritable(let file, let reason):
+            "cannot write the access token file \(file) (\(reason)); make the data folder writable, or give a token in the serve.token setting"
+        }
+    }
 }
 
 /// A token for a server that is reachable from the network: 32 random bytes, URL-safe base64.
@@ -149,19 +170,19 @@ public enum AccessToken {
             if stat(file, &st) == 0, st.st_mode & 0o077 != 0 {
                 let mode = String(st.st_mode & 0o777, radix: 8)
                 guard st.st_uid == geteuid() else {
-                    throw AccessTokenError(message: "the access token file \(file) may be read or written by other users (mode \(mode)) and belongs to another user, so naviscan cannot close it; run `chmod 600 \(file)` as its owner, then start naviscan again")
+                    throw AccessTokenError.openToOthers(file: file, mode: mode, ownedByAnother: true)
                 }
                 guard chmod(file, 0o600) == 0 else {
-                    throw AccessTokenError(message: "the access token file \(file) may be read or written by other users (mode \(mode)) and naviscan could not change that; run `chmod 600 \(file)`, then start naviscan again")
+                    throw AccessTokenError.openToOthers(file: file, mode: mode, ownedByAnother: false)
                 }
                 tightenedFrom = st.st_mode & 0o777
             }
             guard let data = FileManager.default.contents(atPath: file),
                   let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines) else {
-                throw AccessTokenError(message: "cannot read the access token file \(file); make it readable by the user naviscan runs as, or delete it to have a new one made")
+                throw AccessTokenError.unreadable(file: file)
             }
             if let problem = problem(text) {
-                throw AccessTokenError(message: "the access token file \(file) holds no usable token (\(problem)); put one in it, or delete it to have a new one made")
+                throw AccessTokenError.unusable(file: file, problem: problem)
             }
             return (text, false, tightenedFrom)
         }
@@ -169,7 +190,7 @@ public enum AccessToken {
         do {
             try AtomicFile.write(Data((token + "\n").utf8), to: file, mode: 0o600)
         } catch {
-            throw AccessTokenError(message: "cannot write the access token file \(file) (\(error)); make the data folder writable, or give a token with --token or NAVISCAN_SERVE_TOKEN")
+            throw AccessTokenError.unwritable(file: file, reason: "\(error)")
         }
         return (token, true, nil)
     }

@@ -1,4 +1,5 @@
 import Hummingbird
+import NaviscanLibrary
 import NIOConcurrencyHelpers
 
 /// How many expensive requests (/similar, /path, bulk profiles: a scan of every track's vector, or
@@ -28,9 +29,7 @@ struct RequestLimitMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard limiter.enter() else {
-            var response = JSONBody.response(status: .serviceUnavailable, object: [
-                "error": "the server is busy with \(limiter.limit) similarity or bulk-profile requests already; retry in a second",
-            ])
+            var response = JSONBody.response(status: .serviceUnavailable, ErrorAnswer(error: "the server is busy with \(limiter.limit) similarity or bulk-profile requests already; retry in a second"))
             response.headers[.retryAfter] = "1"
             return response
         }

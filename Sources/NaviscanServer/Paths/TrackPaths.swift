@@ -16,13 +16,15 @@ actor TrackPaths {
     let store: StoreHandle
     /// Navidrome's music folder as its absolute paths start, without a trailing slash.
     let navidromeMusicFolder: String?
-    /// Navidrome's database, for the song IDs its clients send (`--navidrome-db`).
+    /// Navidrome's database, for the song IDs its clients send.
     let navidromeDatabase: NavidromeDatabase?
+    let settingNames: SettingNames
     private var index: [String: [String]] = [:]
     private var indexedSequence: Int64 = -1
 
-    init(store: StoreHandle, navidromeMusicFolder: String?, navidromeDatabase: NavidromeDatabase? = nil) {
+    init(store: StoreHandle, navidromeMusicFolder: String?, navidromeDatabase: NavidromeDatabase? = nil, settingNames: SettingNames = SettingNames()) {
         self.store = store
+        self.settingNames = settingNames
         self.navidromeMusicFolder = navidromeMusicFolder.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         self.navidromeDatabase = navidromeDatabase
     }
@@ -34,7 +36,7 @@ actor TrackPaths {
             guard !id.isEmpty else { throw APIError.badRequest("id is empty") }
             guard let path = try await songPath(id: id) else {
                 throw APIError.notFound(navidromeDatabase == nil
-                    ? "id=\(id) names a Navidrome song, and this server was started without --navidrome-db (Navidrome's navidrome.db) to look it up"
+                    ? "id=\(id) names a Navidrome song, and this server was started without \(settingNames.navidromeDatabase) (Navidrome's navidrome.db) to look it up"
                     : "no song \(id) in Navidrome's database \(navidromeDatabase!.path)")
             }
             return path
@@ -49,7 +51,7 @@ actor TrackPaths {
         if path.hasPrefix("/") {
             guard let folder = navidromeMusicFolder, path.hasPrefix(folder + "/") else {
                 throw APIError.badRequest("relative_path must be relative to the library, not absolute"
-                    + (navidromeMusicFolder == nil ? " (for Navidrome's real paths, start serve with --navidrome-music-folder, e.g. /music)" : ""))
+                    + (navidromeMusicFolder == nil ? " (for Navidrome's real paths, start serve with \(settingNames.navidromeMusicFolder), e.g. /music)" : ""))
             }
             path = String(path.dropFirst(folder.count + 1))
         }
@@ -81,7 +83,7 @@ actor TrackPaths {
         }
         guard let song else { return nil }
         guard let relative = NavidromeDatabase.relativePath(of: song, musicFolder: navidromeMusicFolder) else {
-            throw APIError.notFound("Navidrome's song \(id) is \(song.path), outside its library folder; start serve with --navidrome-music-folder set to Navidrome's music folder")
+            throw APIError.notFound("Navidrome's song \(id) is \(song.path), outside its library folder; start serve with \(settingNames.navidromeMusicFolder) set to Navidrome's music folder")
         }
         return try RelativePath.validate(relative)
     }

@@ -32,17 +32,17 @@ actor PushHub {
 
     /// A change of the store, as recorded there.
     func publish(_ event: LibraryEvent) {
-        send(Message(seq: event.seq, text: Self.text(event.jsonObject)))
+        send(Message(seq: event.seq, text: PushMessage(event).text))
     }
 
     /// The store was replaced (a merge, a restore): what a client holds may be stale.
     func publishResync(seq: Int64) {
-        send(Message(seq: nil, text: Self.text(["event": "resync", "seq": seq])))
+        send(Message(seq: nil, text: PushMessage.resync(seq).text))
     }
 
     /// A precompute that could not even open its file: nothing was stored, so it has no `seq`.
     func trackFailed(_ relativePath: String, reason: String) {
-        send(Message(seq: nil, text: Self.text(["event": "track_failed", "relative_path": relativePath, "error": reason])))
+        send(Message(seq: nil, text: PushMessage(event: "track_failed", seq: nil, relativePath: relativePath, error: reason).text))
     }
 
     private func send(_ message: Message) {
@@ -58,25 +58,21 @@ actor PushHub {
     /// sequence up to which it has been told everything (live events up to it are skipped).
     static func opening(after: Int64?, store: LibraryStore) async throws -> (messages: [String], through: Int64) {
         let latest = try await store.latestSequence()
-        guard let after else { return ([text(["event": "hello", "seq": latest])], latest) }
+        guard let after else { return ([PushMessage.hello(latest).text], latest) }
         let first = try await store.firstKeptEvent()
         // Missed events that are no longer kept, or a number this store never gave (another store).
         if after > latest || (after < latest && (first.map { after < $0 - 1 } ?? true)) {
-            return ([text(["event": "resync", "seq": latest])], latest)
+            return ([PushMessage.resync(latest).text], latest)
         }
-        var messages = [text(["event": "hello", "seq": latest])]
+        var messages = [PushMessage.hello(latest).text]
         var cursor = after
         while cursor < latest {
             let page = try await store.events(after: cursor)
             guard let last = page.last else { break }
-            for event in page where event.seq <= latest { messages.append(text(event.jsonObject)) }
+            for event in page where event.seq <= latest { messages.append(PushMessage(event).text) }
             cursor = last.seq
         }
         return (messages, latest)
     }
 
-    static func text(_ object: [String: Any]) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return String(decoding: data, as: UTF8.self)
-    }
 }

@@ -54,7 +54,7 @@ package enum AudioStream {
         switch selection(range: request.headers[.range], size: size) {
         case .unsatisfiable:
             var response = JSONBody.response(status: .rangeNotSatisfiable,
-                                             object: ["error": "the range \(request.headers[.range] ?? "") lies outside \(file.relativePath) (\(size) bytes)"])
+                                             ErrorAnswer(error: "the range \(request.headers[.range] ?? "") lies outside \(file.relativePath) (\(size) bytes)"))
             response.headers[.contentRange] = "bytes */\(size)"
             response.headers[.acceptRanges] = "bytes"
             return response

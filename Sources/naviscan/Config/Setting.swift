@@ -6,17 +6,6 @@ import NaviscanCore
 /// A setting's value: the same scalars the store records its analysis parameters as.
 typealias SettingValue = ParameterValue
 
-extension ParameterValue {
-    /// The value as JSON would hold it (for --json output).
-    var jsonObject: Any {
-        switch self {
-        case .string(let s): return s
-        case .int(let i): return i
-        case .double(let d): return d
-        case .bool(let b): return b
-        }
-    }
-}
 
 /// One option naviscan reads from a flag, a NAVISCAN_* variable or the config file. The key is the
 /// config file's key (a dot nests: `serve.port` is `{"serve": {"port": …}}`), the flag is its last
@@ -61,6 +50,9 @@ struct Setting: Sendable, Hashable {
     }
 
     var flag: String { "--" + (key.split(separator: ".").last.map(String.init) ?? key) }
+
+    /// "--token, NAVISCAN_SERVE_TOKEN or 'serve.token' in the config file": every way to set it.
+    var howToSet: String { "\(flag), \(environmentName) or '\(key)' in the config file" }
 
     /// "(default: 30)" for help texts, from the one table below.
     var defaultText: String {

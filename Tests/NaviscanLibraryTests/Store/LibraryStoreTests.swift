@@ -70,7 +70,7 @@ struct LibraryStoreTests {
         let events = try await store.events(after: 3)
         #expect(events.count == 1)
         #expect(events.first?.kind == .albumUpdated && events.first?.relativePaths == ["A/1.flac", "A/2.flac"])
-        #expect(events.first?.jsonObject["relative_paths"] as? [String] == ["A/1.flac", "A/2.flac"])
+        #expect(PushMessage(events[0]).relativePaths == ["A/1.flac", "A/2.flac"] && PushMessage(events[0]).relativePath == nil)
         // Measured again with nothing rewritten: no event.
         try store.commitTracks([.saveAlbum(album)])
         #expect(try await store.events(after: events[0].seq).isEmpty)

@@ -162,6 +162,17 @@ struct TagWriteBackTests {
         #expect(rampedAgain.stderr.contains("0 files tagged, 7 already up to date"), "\(rampedAgain.stderr)")
     }
 
+    @Test("Why a track is not tagged: the library's words name no flag and no command (the CLI adds those), each reason its own code")
+    func reasonsNameNoFlag() {
+        let reasons: [TagWriteBack.Reason] = [.analysisFailed, .noProfile, .changedSinceAnalysis, .formatWithoutTags,
+                                              .folderOutsideLibrary(realFolder: "/elsewhere"), .symlinkNotFollowed,
+                                              .symlinkOutsideLibrary(target: "/elsewhere/a.flac"), .unreadable("r"), .writeFailed("w")]
+        for reason in reasons {
+            #expect(!reason.description.contains("--") && !reason.description.contains("`"), "\(reason)")
+        }
+        #expect(Set(reasons.map(\.code)).count == reasons.count)
+    }
+
     @Test("A read-only file is a clear error and stays byte-identical while the others are tagged (exit 1)")
     func readOnlyFile() throws {
         let lib = try TaggedLibrary()
