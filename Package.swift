@@ -2,7 +2,7 @@
 import PackageDescription
 
 // naviscan — offline audio analysis for music libraries.
-// Layering (one way only): naviscan (CLI) → NaviscanServer → NaviscanLibrary → NaviscanCore → C* shims.
+// Layering (one way only): naviscan (CLI) → NaviscanServer → NaviscanLibrary → NaviscanStore → NaviscanCore → C* shims.
 let package = Package(
     name: "naviscan",
     platforms: [.macOS(.v15)],  // swift-configuration needs macOS 15
@@ -10,6 +10,7 @@ let package = Package(
         .executable(name: "naviscan", targets: ["naviscan"]),
         .executable(name: "naviscan-fuzz", targets: ["naviscan-fuzz"]),
         .library(name: "NaviscanCore", targets: ["NaviscanCore"]),
+        .library(name: "NaviscanStore", targets: ["NaviscanStore"]),
         .library(name: "NaviscanLibrary", targets: ["NaviscanLibrary"]),
         .library(name: "NaviscanServer", targets: ["NaviscanServer"]),
         .library(name: "NaviscanTestSupport", targets: ["NaviscanTestSupport"]),
@@ -57,12 +58,23 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The batch job: walking a library, the worker pool, incremental rules, the SQLite store.
+        // The store: the one owner of the database (GRDB, SQLite), its records and the value types
+        // the library and the store both name. No file outside it touches a database.
+        .target(
+            name: "NaviscanStore",
+            dependencies: [
+                "NaviscanCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The batch job: walking a library, the worker pool, incremental rules, the output tree, the
+        // album pass, merge, tags; it reaches the database only through NaviscanStore.
         .target(
             name: "NaviscanLibrary",
             dependencies: [
                 "NaviscanCore",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "NaviscanStore",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -71,6 +83,7 @@ let package = Package(
             name: "NaviscanServer",
             dependencies: [
                 "NaviscanLibrary",
+                "NaviscanStore",
                 "NaviscanCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -95,6 +108,7 @@ let package = Package(
             name: "naviscan",
             dependencies: [
                 "NaviscanCore",
+                "NaviscanStore",
                 "NaviscanLibrary",
                 "NaviscanServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -108,7 +122,7 @@ let package = Package(
         // The fuzz target over every reader of untrusted files (scripts/ci/fuzz/README.md, `make fuzz`).
         .executableTarget(
             name: "naviscan-fuzz",
-            dependencies: ["NaviscanCore", "NaviscanLibrary", "NaviscanTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["NaviscanCore", "NaviscanStore", "NaviscanLibrary", "NaviscanTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
 
         .testTarget(
@@ -117,13 +131,14 @@ let package = Package(
         ),
         .testTarget(
             name: "NaviscanLibraryTests",
-            dependencies: ["NaviscanLibrary", "NaviscanCore", "NaviscanTestSupport",
+            dependencies: ["NaviscanLibrary", "NaviscanStore", "NaviscanCore", "NaviscanTestSupport",
+                           // Only to damage a store file the way a crash or another program would.
                            .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "NaviscanServerTests",
             dependencies: [
-                "NaviscanServer", "NaviscanLibrary", "NaviscanCore", "NaviscanTestSupport",
+                "NaviscanServer", "NaviscanLibrary", "NaviscanStore", "NaviscanCore", "NaviscanTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

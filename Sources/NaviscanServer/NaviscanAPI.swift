@@ -7,6 +7,7 @@ import Logging
 import NaviscanCore
 import NaviscanLibrary
 import NIOCore
+import NaviscanStore
 import ServiceLifecycle
 
 /// `naviscan serve`: the companion API, the visualizer's data, the audio and the web page over a

@@ -1,5 +1,6 @@
 import NaviscanCore
 import NaviscanLibrary
+import NaviscanStore
 
 /// How `naviscan serve` runs.
 public struct ServerConfiguration: Sendable {

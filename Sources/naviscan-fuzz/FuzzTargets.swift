@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NaviscanCore
 import NaviscanLibrary
+import NaviscanStore
 
 /// One reader the fuzzer drives. `id` is the first byte of every input meant for it (the rest is
 /// the file's content), so a corpus keeps meaning the same target when targets are added.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NaviscanLibrary
+import NaviscanStore
 
 /// `naviscan merge OUT SHARD_OUT...`: joins the stores of `scan --shard` runs into one.
 struct MergeCommand: ParsableCommand {

@@ -1,6 +1,7 @@
 import Foundation
 import NaviscanCore
 import NaviscanLibrary
+import NaviscanStore
 
 /// Progress of a scan on standard error: one line rewritten four times a second on a terminal
 /// (clipped to its width), a plain line every 10 s otherwise.

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import NaviscanCore
 import NaviscanLibrary
+import NaviscanStore
 
 /// `naviscan scan LIBRARY`: the library job (the default subcommand: `naviscan ~/Music --vis --dj`).
 struct ScanCommand: AsyncParsableCommand {
@@ -122,32 +123,25 @@ struct ScanCommand: AsyncParsableCommand {
         guard let libraryPath = location.library else {
             throw CLIError("which library? Give it as `naviscan scan ~/Music` or set 'library' in the config file")
         }
-        let outputs = try AnalysisSettings.outputs(settings)
-        let analysis = try AnalysisSettings(settings, outputs: outputs)
-        let jobs = try settings.integer(Settings.jobs)
+        var options = try AnalysisSettings.plainScanOptions(settings, library: libraryPath, out: location.out)
         let policyName = settings.string(Settings.failOn) ?? FailurePolicy.new.rawValue
         guard let policy = FailurePolicy(rawValue: policyName) else {
             throw CLIError("\(settings.origin(Settings.failOn)) must be new, any or never, not '\(policyName)'")
         }
-        let parameters = AnalysisSettings.recorded(settings, outputs: outputs)
-        if let recorded, !quiet, !force {
-            let changes = RecordedParameters.differences(from: recorded, to: parameters)
-            if !changes.isEmpty {
-                let count = Self.tracksToReanalyse(databasePath: location.databasePath, analysis: analysis, output: location.out)
-                FileHandle.standardError.write(Data("naviscan: parameters changed (\(changes.joined(separator: ", "))): \(count) tracks will be re-analysed\n".utf8))
-            }
-        }
-
-        var options = ScanOptions(library: libraryPath, output: location.out, visualizer: analysis.visualizer,
-                                  profile: analysis.profile, jobs: jobs, force: force)
+        options.force = force
         options.retryFailed = retryFailed
         options.prune = prune
         if let pruneThreshold { options.pruneThreshold = pruneThreshold / 100 }
-        options.parameters = AnalysisParameters(parameters)
         options.rebuildStore = rebuildStore
         options.shard = try resolvedShard()
-        options.albumPerDisc = settings.isOn(Settings.albumPerDisc)
-        options.followExternalLinks = settings.isOn(Settings.followExternalLinks)
+        if let recorded, let parameters = options.parameters, !quiet, !force {
+            let changes = RecordedParameters.differences(from: recorded, to: parameters.values)
+            if !changes.isEmpty {
+                // The planner's own count: what this scan will analyse (new and changed files too).
+                let count = (try? LibraryScanner(options: options, logger: logger).preview().work.count).map(String.init) ?? "all"
+                FileHandle.standardError.write(Data("naviscan: parameters changed (\(changes.joined(separator: ", "))): \(count) tracks will be analysed\n".utf8))
+            }
+        }
         let scanner = LibraryScanner(options: options, logger: logger)
         let signals = Self.installStopHandlers(scanner)
         defer { withExtendedLifetime(signals) {} }
@@ -175,13 +169,6 @@ struct ScanCommand: AsyncParsableCommand {
                                                               explicitOut: settings.string(Settings.out) != nil).utf8))
         }
         if failing { throw ExitCode(1) }
-    }
-
-    /// Tracks whose stored outputs were made with other parameters than `analysis` asks for.
-    static func tracksToReanalyse(databasePath: String, analysis: AnalysisSettings, output: String) -> Int {
-        guard let tracks = try? LibraryStore(path: databasePath).allTracks() else { return 0 }
-        let freshness = TrackFreshness(visualizer: analysis.visualizer, profile: analysis.profile, layout: OutputLayout(root: output))
-        return tracks.filter(freshness.parametersDiffer).count
     }
 
     /// First SIGINT/SIGTERM: stop handing out work and finish with a summary. Second: leave at once

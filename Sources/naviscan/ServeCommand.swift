@@ -5,6 +5,7 @@ import NaviscanCore
 import NaviscanLibrary
 import NaviscanServer
 import NIOCore
+import NaviscanStore
 
 /// `naviscan serve`: the companion API's read endpoints over a scan's store.
 struct ServeCommand: AsyncParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NaviscanLibrary
+import NaviscanStore
 
 /// `naviscan show PATH`: one track's stored facts and profile, found by its path in the library.
 struct ShowCommand: AsyncParsableCommand {
@@ -33,7 +34,7 @@ struct ShowCommand: AsyncParsableCommand {
         let settings = try await EffectiveConfiguration.load(flags: store.flags(library: library), configFile: store.config.path)
         let absolute = StoreLocation.standardized(path)
         let configured = try? StoreLocation.resolve(libraryArgument: nil, config: settings, command: "show")
-        guard let location = configured ?? Self.enclosingStore(of: absolute) else {
+        guard let location = configured ?? OutputLayout.enclosing(file: absolute).map({ StoreLocation(library: $0.library, out: $0.layout.root) }) else {
             throw CLIError("no store found for \(path): pass --library LIBRARY or --out DIR")
         }
         try location.requireStore()
@@ -68,18 +69,5 @@ struct ShowCommand: AsyncParsableCommand {
         if track.profileFingerprint != nil { print("profile:     \(layout.profilePath(key: track.key))") }
         if track.visFingerprint != nil { print("frames:      \(layout.visPath(key: track.key))") }
         if let profile = track.profileJSON { print(profile) }
-    }
-
-    /// The nearest folder above `file` holding .naviscan/naviscan.db: the default layout of a scan.
-    static func enclosingStore(of file: String) -> StoreLocation? {
-        var directory = (file as NSString).deletingLastPathComponent
-        while !directory.isEmpty {
-            if FileManager.default.fileExists(atPath: OutputLayout(root: OutputLayout.defaultRoot(library: directory)).databasePath) {
-                return StoreLocation(library: directory, out: OutputLayout.defaultRoot(library: directory))
-            }
-            if directory == "/" { break }
-            directory = (directory as NSString).deletingLastPathComponent
-        }
-        return nil
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NaviscanCore
 import NaviscanLibrary
+import NaviscanStore
 
 /// The store and library a similarity command works on, and the tracks it names.
 struct SimilarityOptions: ParsableArguments {

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NaviscanCore
 import NaviscanLibrary
+import NaviscanStore
 
 /// `naviscan status`: what a store holds, what failed and why, what a plain re-scan would do.
 struct StatusCommand: AsyncParsableCommand {
@@ -67,15 +68,11 @@ struct StatusCommand: AsyncParsableCommand {
         report.failures = failures.map { Report.Failure(relativePath: $0.relativePath, reason: $0.errorMessage ?? "failed") }
         report.lastScan = try trackStore.lastScan()
         report.parameters = (loaded.recorded ?? [:]).mapValues(\.description)
-        report.diskBytes = Self.diskUse(location.out)
+        report.diskBytes = OutputLayout(root: location.out).diskUse()
 
         // Pending: what a plain re-scan would analyse, with the parameters it would use.
         if let libraryRoot = report.library, FileManager.default.fileExists(atPath: libraryRoot) {
-            let settings = loaded.settings
-            let analysis = try AnalysisSettings(settings, outputs: try AnalysisSettings.outputs(settings))
-            var options = ScanOptions(library: libraryRoot, output: location.out, visualizer: analysis.visualizer,
-                                      profile: analysis.profile, jobs: Defaults.jobs)
-            options.followExternalLinks = settings.isOn(Settings.followExternalLinks)
+            let options = try AnalysisSettings.plainScanOptions(loaded.settings, library: libraryRoot, out: location.out)
             if let plan = try? LibraryScanner(options: options, logger: Logger(label: "naviscan.status")).preview() {
                 report.unsupported = plan.unsupported
                 report.pending = plan.work.filter { coverage?.contains(relativePath: $0.file.relativePath) ?? true }.count
@@ -113,30 +110,6 @@ struct StatusCommand: AsyncParsableCommand {
             for f in report.failures { print("  \(f.relativePath): \(f.reason)") }
         }
         if let pending = report.pending, pending > 0 { print("run `naviscan scan` on the library to analyse the \(pending) pending files") }
-    }
-
-    /// Bytes under each entry of the output directory (the store's files counted as "database").
-    static func diskUse(_ directory: String) -> [String: Int64] {
-        var use: [String: Int64] = [:]
-        let fm = FileManager.default
-        for name in (try? fm.contentsOfDirectory(atPath: directory)) ?? [] {
-            let path = directory + "/" + name
-            var isDirectory: ObjCBool = false
-            guard fm.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
-            if isDirectory.boolValue {
-                var sum: Int64 = 0
-                let enumerator = fm.enumerator(atPath: path)
-                while let sub = enumerator?.nextObject() as? String {
-                    guard let attributes = try? fm.attributesOfItem(atPath: path + "/" + sub),
-                          attributes[.type] as? FileAttributeType == .typeRegular else { continue }
-                    sum += (attributes[.size] as? NSNumber)?.int64Value ?? 0
-                }
-                use[name] = sum
-            } else if name.hasPrefix(OutputLayout.databaseFileName) {
-                use["database", default: 0] += (try? fm.attributesOfItem(atPath: path)[.size] as? NSNumber)??.int64Value ?? 0
-            }
-        }
-        return use
     }
 
     static func megabytes(_ bytes: Int64) -> String { String(format: "%.1f MB", Double(bytes) / 1_000_000) }

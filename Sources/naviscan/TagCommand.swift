@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NaviscanCore
 import NaviscanLibrary
+import NaviscanStore
 
 /// `naviscan tag LIBRARY`: the store's ReplayGain and BPM written into the files' own tags.
 struct TagCommand: AsyncParsableCommand {

@@ -2,6 +2,7 @@ import Foundation
 import NaviscanCore
 import NaviscanLibrary
 import NaviscanServer
+import NaviscanStore
 
 /// Turns an error into a sentence for a user: what went wrong with which thing, without NSError
 /// domains or library-internal text.

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import NaviscanCore
 import NaviscanLibrary
+import NaviscanStore
 import NaviscanTestSupport
 import Testing
 
@@ -117,7 +118,7 @@ struct CommandLineTests {
         }
         let changed = try s.run([s.library, "--encoding", "u8"])
         #expect(changed.status == 0)
-        #expect(changed.stderr.contains("parameters changed (encoding f16 -> u8): 3 tracks will be re-analysed"), "\(changed.stderr)")
+        #expect(changed.stderr.contains("parameters changed (encoding f16 -> u8): 3 tracks will be analysed"), "\(changed.stderr)")
         #expect(changed.stderr.contains("3 analysed"))
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NaviscanCore
 import NaviscanLibrary
+import NaviscanStore
 import NaviscanTestSupport
 
 let libraryTestLogger = Logger(label: "naviscan-library-tests")

@@ -4,6 +4,7 @@ import Logging
 import NaviscanCore
 import NaviscanLibrary
 import NaviscanServer
+import NaviscanStore
 import NaviscanTestSupport
 import NIOCore
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import NaviscanCore
+import NaviscanStore
 
 // The JSON naviscan answers over HTTP and prints with --json: one Codable type per shape, shared by
 // the server's controllers and the commands. docs/api.schema.json describes each one under the

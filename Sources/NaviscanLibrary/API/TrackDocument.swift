@@ -1,5 +1,6 @@
 import Foundation
 import NaviscanCore
+import NaviscanStore
 
 /// `naviscan show --json`: one track's stored facts, its profile and where its files are
 /// (docs/api.schema.json, `track`). Not the store's row: no fingerprints, stamps or feature bytes,

@@ -1,5 +1,6 @@
 import Foundation
 import NaviscanCore
+import NaviscanStore
 
 /// Album loudness and ReplayGain album gain, measured from the store alone: each member's gating
 /// histogram (kept when it was analysed) is gated together with the others', as libebur128's
@@ -76,7 +77,7 @@ public enum AlbumGain {
     }
 
     /// The digest an album records of the members it was measured from: their paths and change sequences.
-    static func digest(_ members: [(relativePath: String, seq: Int64)]) -> String {
+    package static func digest(_ members: [(relativePath: String, seq: Int64)]) -> String {
         var hasher = FNV1a64()
         for member in members.sorted(by: { $0.relativePath < $1.relativePath }) {
             hasher.add("\(member.relativePath)\u{0}\(member.seq)\n")
@@ -108,7 +109,8 @@ public enum AlbumGain {
 
         var madeDirectories: Set<String> = []
         var result = Measured(update: AlbumUpdate(members: members, record: AlbumRecord(
-            key: key, membersDigest: "", lufs: lufs, peak: peak, tracks: album.tracks, silentTracks: album.silentTracks)), rewrites: [])
+            key: key, membersDigest: "", lufs: lufs, peak: peak, tracks: album.tracks, silentTracks: album.silentTracks),
+            digest: Self.digest), rewrites: [])
         for member in loaded {
             var profile = member.profile
             var gain = profile.replayGain ?? TrackProfile.ReplayGain()
@@ -132,14 +134,3 @@ public enum AlbumGain {
     }
 }
 
-/// An album measured from `members`, to record once their rewritten rows are committed: its digest
-/// is taken from the members' rows in the same transaction (`LibraryStore.commitTracks`).
-public struct AlbumUpdate: Sendable {
-    let members: [String]
-    let record: AlbumRecord
-
-    package init(members: [String], record: AlbumRecord) {
-        self.members = members
-        self.record = record
-    }
-}

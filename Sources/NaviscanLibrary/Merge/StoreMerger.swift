@@ -1,7 +1,7 @@
 import Foundation
-import GRDB
 import Logging
 import NaviscanCore
+import NaviscanStore
 
 /// `naviscan merge OUT SHARD_OUT...`: joins the stores of shard scans into one normal store.
 ///
@@ -156,27 +156,21 @@ public final class StoreMerger {
                             into store: LibraryStore, summary: inout MergeSummary) throws {
         guard !batch.isEmpty else { return }
         let outRows = try store.trackRows(tables: tables, paths: batch.map(\.relativePath))
-        let track = tables[0]
         // Compared apart: the change sequence is OUT's own, the stamps are checked against the files;
         // the profile and its change time differ by the album values OUT measured over every shard.
-        let apart = ["seq", "profile_json", "changed_at"] + OutputLayout.trackOutputs.compactMap(\.stampColumn)
-        let compared = track.columns.indices.filter { !apart.contains(track.columns[$0]) }
-        guard let keyPosition = track.position(of: "key") else { return }
+        let apart = Set(["seq", "profile_json", "changed_at"] + OutputLayout.trackOutputs.compactMap(\.stampColumn))
 
         var changed: [LibraryStore.TrackRows] = []
         for var entry in batch {
-            let values = entry.tables[0][0]
-            let key = String.fromDatabaseValue(values[keyPosition]) ?? ""
-            if let existing = outRows[entry.relativePath], compared.allSatisfy({ existing.tables[0][0][$0] == values[$0] }),
-               tables.indices.dropFirst().allSatisfy({ existing.tables[$0] == entry.tables[$0] }),
-               outputsInPlace(existing.tables[0][0], of: track, key: key, from: sourceLayout) {
+            guard let key = entry.trackText("key", in: tables) else { continue }
+            if let existing = outRows[entry.relativePath], existing.same(as: entry, apart: apart, in: tables),
+               outputsInPlace(existing, tables: tables, key: key, from: sourceLayout) {
                 summary.unchanged += 1
                 continue
             }
             for output in OutputLayout.trackOutputs {
-                if let stamp = try place(output, key: key, from: sourceLayout, summary: &summary),
-                   let position = output.stampColumn.flatMap(track.position(of:)) {
-                    entry.tables[0][0][position] = stamp.databaseValue
+                if let stamp = try place(output, key: key, from: sourceLayout, summary: &summary), let column = output.stampColumn {
+                    entry.setTrackText(column, stamp, in: tables)
                 }
             }
             changed.append(entry)
@@ -191,14 +185,14 @@ public final class StoreMerger {
 
     /// OUT's files of a track are the shard's: for each kind, both absent, or OUT's present and
     /// matching the stamp OUT's row recorded.
-    private func outputsInPlace(_ values: [DatabaseValue], of track: LibraryStore.TrackTable, key: String, from sourceLayout: OutputLayout) -> Bool {
+    private func outputsInPlace(_ rows: LibraryStore.TrackRows, tables: [LibraryStore.TrackTable], key: String, from sourceLayout: OutputLayout) -> Bool {
         OutputLayout.trackOutputs.allSatisfy { output in
             let inShard = OutputStamp.of(path: sourceLayout.path(of: output, key: key)) != nil
             let here = OutputStamp.of(path: layout.path(of: output, key: key))
             guard inShard else { return here == nil }
             guard let here else { return false }
-            guard let position = output.stampColumn.flatMap(track.position(of:)) else { return true }
-            return String.fromDatabaseValue(values[position]) == here
+            guard let column = output.stampColumn, tables[0].position(of: column) != nil else { return true }
+            return rows.trackText(column, in: tables) == here
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NaviscanCore
+import NaviscanStore
 
 /// `naviscan bench`: the same files three ways in one process (decode only, decode + loudness, the
 /// full --vis --dj analysis with nothing written) so a user can size a machine and we can hold the bar.

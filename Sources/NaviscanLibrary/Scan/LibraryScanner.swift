@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NaviscanCore
+import NaviscanStore
 
 /// `naviscan scan`: one way through —
 ///

@@ -4,23 +4,8 @@ import Glibc
 import Darwin
 #endif
 import NaviscanCore
+import NaviscanStore
 
-/// One candidate audio file found under the library root.
-public struct LibraryFile: Sendable, Equatable {
-    /// Path relative to the library root, '/'-separated: the track's identity in the store and the API.
-    public let relativePath: String
-    public let path: String
-    public let size: Int64
-    /// Modification time, seconds since 1970 (nanosecond precision where the file system has it).
-    public let mtime: Double
-
-    public init(relativePath: String, path: String, size: Int64, mtime: Double) {
-        self.relativePath = relativePath
-        self.path = path
-        self.size = size
-        self.mtime = mtime
-    }
-}
 
 /// What a walk found.
 public struct LibraryListing: Sendable {

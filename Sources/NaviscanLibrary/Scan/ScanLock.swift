@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import NaviscanStore
 
 /// An exclusive lock on OUT/naviscan.lock (flock): whoever writes the store and its files holds it.
 /// A scan holds it for its whole run, so a second scan on the same output refuses to start; the

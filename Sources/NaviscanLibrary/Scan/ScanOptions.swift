@@ -1,4 +1,5 @@
 import NaviscanCore
+import NaviscanStore
 
 /// What a scan does: the outputs it writes (nil: not written) and how it walks and prunes.
 public struct ScanOptions: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import NaviscanStore
 
 /// A file to analyse, with the row it had (nil when new).
 public struct WorkItem: Sendable {
@@ -41,13 +42,3 @@ public struct ScanPlan: Sendable {
     public var otherShardTracks = 0
 }
 
-/// The library's identity as the store recorded it at the last trusted scan.
-public struct LibraryIdentity: Sendable, Hashable {
-    public var root: String?
-    public var device: UInt64?
-
-    public init(root: String?, device: UInt64?) {
-        self.root = root
-        self.device = device
-    }
-}

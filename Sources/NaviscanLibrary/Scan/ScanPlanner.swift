@@ -1,5 +1,6 @@
 import Foundation
 import NaviscanCore
+import NaviscanStore
 
 /// Walk + store → plan. Pure decisions: file contents are reached only through `outputStamp` (to
 /// see that a track's outputs are the ones its row describes) and `contentHash` (to recognise a moved

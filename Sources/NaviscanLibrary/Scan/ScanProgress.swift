@@ -1,4 +1,5 @@
 import Foundation
+import NaviscanStore
 
 /// A live view of a running scan, for progress display.
 public struct ScanProgress: Sendable {

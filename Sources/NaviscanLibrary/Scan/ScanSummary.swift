@@ -1,4 +1,6 @@
 import Foundation
+import NaviscanCore
+import NaviscanStore
 
 /// The end-of-scan report (also printed as JSON with --json).
 public struct ScanSummary: Encodable, Sendable {
@@ -117,5 +119,13 @@ extension ScanSummary {
         }
         interrupted = fault == nil && stopped && outcomes.count < planned
         if interrupted { pending = planned - outcomes.count }
+    }
+}
+
+extension ScanRecord {
+    /// The record of a scan that ended with `summary`, run by `by`.
+    public init(summary: ScanSummary, by: ScanLock.Owner, finishedAt: Date = Date()) {
+        self.init(finishedAt: TrackProfile.timestamp(finishedAt), analysed: summary.analysed, failed: summary.failed,
+                  pending: summary.pending, interrupted: summary.interrupted, by: by.rawValue)
     }
 }

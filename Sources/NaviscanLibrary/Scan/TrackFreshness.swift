@@ -1,4 +1,5 @@
 import NaviscanCore
+import NaviscanStore
 
 /// The one answer to "must this track be analysed again?", shared by the scan's planner, `naviscan
 /// status` (what a plain re-scan would do) and the server's precompute.
@@ -51,12 +52,6 @@ public struct TrackFreshness: Sendable {
     /// is current: only the features are measured again.
     static func featuresStale(_ record: TrackRecord) -> Bool {
         record.status == .ok && record.profileFingerprint != nil && record.featuresVersion != SonicFeatures.version
-    }
-
-    /// An analysed track whose stored outputs were made with other parameters than requested.
-    public func parametersDiffer(_ record: TrackRecord) -> Bool {
-        record.status == .ok && ((visFingerprint != nil && record.visFingerprint != visFingerprint)
-            || (profileFingerprint != nil && record.profileFingerprint != profileFingerprint))
     }
 
     /// The row was written by another naviscan version (or marked for re-analysis by a reader).

@@ -1,4 +1,5 @@
 import Foundation
+import NaviscanStore
 
 /// What one track's analysis produced: the row to record once its files are durable.
 public enum TrackOutcome: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import NaviscanStore
 import Synchronization
 import Logging
 import NaviscanCore

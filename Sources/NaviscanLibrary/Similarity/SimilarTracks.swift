@@ -1,5 +1,6 @@
 import Foundation
 import NaviscanCore
+import NaviscanStore
 
 /// Why a similarity question has no answer.
 public enum SimilarityError: Error, CustomStringConvertible, Equatable {

@@ -1,5 +1,6 @@
 import Foundation
 import NaviscanCore
+import NaviscanStore
 
 /// One file's new tags, written as a transaction: nothing replaces the user's file until the
 /// replacement is proven right.

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NaviscanCore
+import NaviscanStore
 
 /// `naviscan tag`: writes each analysed track's ReplayGain, BPM (and Opus R128) fields into the
 /// file's own tag, so that players that never call naviscan's API read them. Opt-in, never part of

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NaviscanCore
 import NaviscanLibrary
+import NaviscanStore
 
 /// What the controllers share: the store, where its files are, the library, and the server's own
 /// workers. Made once by `NaviscanAPI.makeApplication`.

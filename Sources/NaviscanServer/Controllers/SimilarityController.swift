@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NaviscanLibrary
+import NaviscanStore
 
 /// `GET /similar?relative_path=P&count=K` (more like this) and `GET /path?from=A&to=B&count=K` (a
 /// sonic path), answered in the shape of OpenSubsonic's `sonicMatch`: a list of `{"entry": {the

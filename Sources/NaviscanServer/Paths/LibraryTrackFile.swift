@@ -1,6 +1,7 @@
 import Foundation
 import NaviscanCore
 import NaviscanLibrary
+import NaviscanStore
 
 /// A client-named track resolved to a file the server may read: never hidden, never outside the
 /// library once symlinks are resolved (a symlinked track whose target stays in the library is

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import NaviscanCore
 import NaviscanLibrary
+import NaviscanStore
 
 /// Turns the path a client sends into the library-relative path of a stored track. Clients of
 /// Navidrome send what Navidrome reported, which is one of:

@@ -1,5 +1,6 @@
 import Foundation
 import NaviscanLibrary
+import NaviscanStore
 
 /// The WebSocket clients of /ws/push and the events they are sent.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NaviscanLibrary
+import NaviscanStore
 
 /// The store the server reads, and whether it is there. A store on a network share can vanish for a
 /// while (a NAS restarting, a remount): while its file is gone the server says so (/health 503, every

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NaviscanCore
 import NaviscanLibrary
+import NaviscanStore
 
 /// The server's own workers for POST /visualizer/precompute. A bounded queue (duplicates collapse);
 /// each track is analysed on a dispatch thread, never on the event loops, under the same lock a

@@ -4,6 +4,7 @@ import Hummingbird
 import Mustache
 import NaviscanCore
 import NaviscanLibrary
+import NaviscanStore
 
 /// The web page's files: Mustache templates, a script per page and one style sheet, shipped as the
 /// NaviscanServer target's resources (`Web/Assets`) and installed to `PREFIX/share/naviscan/web`.

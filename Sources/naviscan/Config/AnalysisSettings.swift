@@ -1,5 +1,7 @@
 import Foundation
 import NaviscanCore
+import NaviscanLibrary
+import NaviscanStore
 
 /// The analysis a scan or `analyze` runs, built from resolved settings; every bad value is named
 /// where it came from (a flag, a variable, the file or the store).
@@ -83,6 +85,20 @@ struct AnalysisSettings: Equatable {
     }
 
     /// The values a store records for its next plain re-scan: the outputs and their parameters.
+    /// The options a plain `naviscan scan` of `library` into `out` runs with under these settings:
+    /// the outputs, the analysers' parameters (recorded with the scan), jobs, album grouping and links.
+    /// `scan` adds its own flags to them; `status` plans with them, so its "pending" is the scan's.
+    static func plainScanOptions(_ config: EffectiveConfiguration, library: String, out: String) throws -> ScanOptions {
+        let outputs = try outputs(config)
+        let analysis = try AnalysisSettings(config, outputs: outputs)
+        var options = ScanOptions(library: library, output: out, visualizer: analysis.visualizer, profile: analysis.profile,
+                                  jobs: try config.integer(Settings.jobs))
+        options.parameters = AnalysisParameters(recorded(config, outputs: outputs))
+        options.albumPerDisc = config.isOn(Settings.albumPerDisc)
+        options.followExternalLinks = config.isOn(Settings.followExternalLinks)
+        return options
+    }
+
     static func recorded(_ config: EffectiveConfiguration, outputs: (vis: Bool, dj: Bool)) -> [String: SettingValue] {
         var values: [String: SettingValue] = [Settings.writeVis.key: .bool(outputs.vis), Settings.writeDJ.key: .bool(outputs.dj)]
         for setting in Settings.analysis where setting != Settings.writeVis && setting != Settings.writeDJ {

@@ -66,13 +66,14 @@ struct EffectiveConfiguration: Sendable {
     }
 
     /// A yes/no setting: its value from the first source that has one, else the table's default.
-    func isOn(_ s: Setting) -> Bool { bool(s) ?? false }
+    func isOn(_ s: Setting) -> Bool { requireDefault(s); return bool(s) ?? false }
 
     /// A text setting the table gives a default.
-    func text(_ s: Setting) -> String { string(s) ?? "" }
+    func text(_ s: Setting) -> String { requireDefault(s); return string(s) ?? "" }
 
     /// A number, checked against the table's range; the message names where the value came from.
     func number(_ s: Setting) throws -> Double {
+        requireDefault(s)
         let value = double(s) ?? .nan
         if let problem = s.outOfRange(value) { throw CLIError("\(origin(s)) \(problem)") }
         return value
@@ -80,9 +81,16 @@ struct EffectiveConfiguration: Sendable {
 
     /// A whole number, checked against the table's range.
     func integer(_ s: Setting) throws -> Int {
+        requireDefault(s)
         let value = int(s) ?? 0
         if let problem = s.outOfRange(Double(value)) { throw CLIError("\(origin(s)) \(problem)") }
         return value
+    }
+
+    /// The typed accessors above read settings whose value always exists (the table's default at
+    /// least); one without a default is read as an optional (`bool`, `string`, `int`, `double`).
+    private func requireDefault(_ s: Setting) {
+        precondition(s.defaultValue != nil, "\(s.key) has no default: read it with bool/string/int/double")
     }
 
     /// "--fps (from NAVISCAN_FPS)": how an error message names a setting, so the user finds it.

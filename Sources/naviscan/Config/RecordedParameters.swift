@@ -1,5 +1,6 @@
 import Foundation
 import NaviscanLibrary
+import NaviscanStore
 
 /// The analysis parameters a store recorded at its last scan (`LibraryStore.recordScan`), read as
 /// settings, so that a plain re-scan analyses the way the last one did rather than falling back to

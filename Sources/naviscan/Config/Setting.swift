@@ -1,6 +1,7 @@
 import Foundation
 import NaviscanLibrary
 import NaviscanCore
+import NaviscanStore
 
 /// A value of a setting, typed as the config file and the flags give it.
 /// A setting's value: the same scalars the store records its analysis parameters as.

@@ -1,5 +1,6 @@
 import Foundation
 import NaviscanLibrary
+import NaviscanStore
 import NaviscanTestSupport
 import Testing
 

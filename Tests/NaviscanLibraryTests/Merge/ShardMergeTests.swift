@@ -1,6 +1,7 @@
 import Foundation
 import NaviscanCore
 import NaviscanLibrary
+import NaviscanStore
 import NaviscanTestSupport
 import Testing
 

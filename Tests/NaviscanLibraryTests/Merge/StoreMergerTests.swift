@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NaviscanLibrary
+import NaviscanStore
 import NaviscanTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import NaviscanCore
 import NaviscanLibrary
+import NaviscanStore
 import Testing
 
 /// The planner's rules on made-up listings and rows: no audio, no files but the stamps it is shown.

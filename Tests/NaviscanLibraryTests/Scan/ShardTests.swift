@@ -1,4 +1,5 @@
 import NaviscanLibrary
+import NaviscanStore
 import Testing
 
 @Suite("Shards: the documented split of a library")

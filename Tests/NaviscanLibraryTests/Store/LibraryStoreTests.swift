@@ -1,6 +1,7 @@
 import Foundation
 import NaviscanCore
 import NaviscanLibrary
+import NaviscanStore
 import NaviscanTestSupport
 import Testing
 
@@ -64,7 +65,8 @@ struct LibraryStoreTests {
         let store = try LibraryStore.inMemory()
         try store.commitTracks([.save(storedTrack("A/1.flac")), .save(storedTrack("A/2.flac")), .save(storedTrack("A/3.flac"))])
         let album = AlbumUpdate(members: ["A/1.flac", "A/2.flac", "A/3.flac"],
-                                record: AlbumRecord(key: "a", membersDigest: "", lufs: -14, peak: 0.9, tracks: 3, silentTracks: 0))
+                                record: AlbumRecord(key: "a", membersDigest: "", lufs: -14, peak: 0.9, tracks: 3, silentTracks: 0),
+                                digest: AlbumGain.digest)
         try store.commitTracks([.updateProfile(relativePath: "A/2.flac", json: "{}", stamp: nil),
                                 .updateProfile(relativePath: "A/1.flac", json: "{}", stamp: nil), .saveAlbum(album)])
         let events = try await store.events(after: 3)

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import NaviscanCore
 import NaviscanLibrary
+import NaviscanStore
 import NaviscanTestSupport
 import Testing
 

@@ -72,7 +72,7 @@ public final class LibraryStore: @unchecked Sendable {
         } catch let error as LibraryError {
             throw error
         } catch {
-            if walHasFrames, !FileManager.default.isWritableFile(atPath: OutputLayout.directory(of: path)) {
+            if walHasFrames, !FileManager.default.isWritableFile(atPath: (path as NSString).deletingLastPathComponent) {
                 throw LibraryError.storeFault(path: path, reason: "its write-ahead log (\(path)-wal) still holds changes and its folder cannot be written, so SQLite cannot read them; open that folder read-write once (any naviscan command on it finishes the log)")
             }
             throw libraryError(error, path: path)

@@ -12,13 +12,13 @@ public struct ScanRecord: Codable, Sendable, Equatable {
     /// Who ran it: scan, serve (absent in records from before it was kept).
     public var by: String?
 
-    public init(summary: ScanSummary, by: ScanLock.Owner, finishedAt: Date = Date()) {
-        self.finishedAt = TrackProfile.timestamp(finishedAt)
-        analysed = summary.analysed
-        failed = summary.failed
-        pending = summary.pending
-        interrupted = summary.interrupted
-        self.by = by.rawValue
+    public init(finishedAt: String, analysed: Int, failed: Int, pending: Int, interrupted: Bool, by: String?) {
+        self.finishedAt = finishedAt
+        self.analysed = analysed
+        self.failed = failed
+        self.pending = pending
+        self.interrupted = interrupted
+        self.by = by
     }
 
     enum CodingKeys: String, CodingKey { case finishedAt = "finished_at", analysed, failed, pending, interrupted, by }

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import NaviscanCore
+import NaviscanStore
 
 /// Where a track's results live under the output directory:
 ///
@@ -65,6 +66,44 @@ public struct OutputLayout: Sendable {
         let folders = Self.trackOutputs.map(\.directory).filter { seen.insert($0).inserted }
             .filter { FileManager.default.fileExists(atPath: root + "/" + $0) }
         return [Self.databaseFileName] + folders.map { $0 + "/" }
+    }
+
+    /// Bytes under each entry of the output folder: each folder's regular files, and the store's
+    /// files (naviscan.db, its -wal and -shm) together as "database".
+    public func diskUse() -> [String: Int64] {
+        var use: [String: Int64] = [:]
+        let fm = FileManager.default
+        for name in (try? fm.contentsOfDirectory(atPath: root)) ?? [] {
+            let path = root + "/" + name
+            var isDirectory: ObjCBool = false
+            guard fm.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
+            if isDirectory.boolValue {
+                var sum: Int64 = 0
+                let enumerator = fm.enumerator(atPath: path)
+                while let sub = enumerator?.nextObject() as? String {
+                    guard let attributes = try? fm.attributesOfItem(atPath: path + "/" + sub),
+                          attributes[.type] as? FileAttributeType == .typeRegular else { continue }
+                    sum += (attributes[.size] as? NSNumber)?.int64Value ?? 0
+                }
+                use[name] = sum
+            } else if name.hasPrefix(Self.databaseFileName) {
+                use["database", default: 0] += (try? fm.attributesOfItem(atPath: path)[.size] as? NSNumber)??.int64Value ?? 0
+            }
+        }
+        return use
+    }
+
+    /// The store a file belongs to by the default layout: the nearest folder above `file` that
+    /// holds .naviscan/naviscan.db (that folder is the library), or nil.
+    public static func enclosing(file: String) -> (library: String, layout: OutputLayout)? {
+        var directory = (file as NSString).deletingLastPathComponent
+        while !directory.isEmpty {
+            let layout = OutputLayout(root: defaultRoot(library: directory))
+            if FileManager.default.fileExists(atPath: layout.databasePath) { return (directory, layout) }
+            if directory == "/" { break }
+            directory = (directory as NSString).deletingLastPathComponent
+        }
+        return nil
     }
 
     /// The paths of every output kind of the track with `key` (whether they exist or not).

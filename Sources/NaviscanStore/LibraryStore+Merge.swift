@@ -14,9 +14,28 @@ extension LibraryStore {
     }
 
     /// One track's rows in each per-track table (outer: table; then rows; then values in column order).
+    /// Read and changed by column name only: the values stay the database's own.
     public struct TrackRows: Sendable, Equatable {
         public var relativePath: String
-        public var tables: [[[DatabaseValue]]]
+        var tables: [[[DatabaseValue]]]
+
+        /// A text column of the track's own row (the track table's); nil when absent or not text.
+        public func trackText(_ column: String, in tables: [TrackTable]) -> String? {
+            tables[0].position(of: column).flatMap { String.fromDatabaseValue(self.tables[0][0][$0]) }
+        }
+
+        /// Sets a text column of the track's own row, when this store has the column.
+        public mutating func setTrackText(_ column: String, _ value: String, in tables: [TrackTable]) {
+            guard let position = tables[0].position(of: column) else { return }
+            self.tables[0][0][position] = value.databaseValue
+        }
+
+        /// The same rows as `other` in every table, the track's own row compared without the columns `apart`.
+        public func same(as other: TrackRows, apart: Set<String>, in tables: [TrackTable]) -> Bool {
+            let compared = tables[0].columns.indices.filter { !apart.contains(tables[0].columns[$0]) }
+            return compared.allSatisfy { self.tables[0][0][$0] == other.tables[0][0][$0] }
+                && self.tables.indices.dropFirst().allSatisfy { self.tables[$0] == other.tables[$0] }
+        }
     }
 
     /// The per-track tables (the track table first) with this store's columns.

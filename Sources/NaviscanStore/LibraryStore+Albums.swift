@@ -5,28 +5,28 @@ import NaviscanCore
 /// What the album pass (`AlbumGain`) reads and records.
 extension LibraryStore {
     /// A track that can belong to an album: analysed with a profile.
-    struct AlbumMember: Sendable {
-        var relativePath: String
-        var seq: Int64
-        var tags: TrackTags
+    package struct AlbumMember: Sendable {
+        package var relativePath: String
+        package var seq: Int64
+        package var tags: TrackTags
     }
 
     /// What one member contributes to its album's measurement.
-    struct AlbumInput: Sendable {
-        var relativePath: String
-        var key: String
-        var profileJSON: String
-        var profileFileWritten: Bool
-        var gatingHistogram: Data?
+    package struct AlbumInput: Sendable {
+        package var relativePath: String
+        package var key: String
+        package var profileJSON: String
+        package var profileFileWritten: Bool
+        package var gatingHistogram: Data?
     }
 
     /// Neither the change sequence nor the track count moved since albums were last measured under
     /// `rule`: no album can have changed (a no-change re-scan of 100,000 tracks skips reading them).
-    func albumsMeasured(rule: String) throws -> Bool {
+    package func albumsMeasured(rule: String) throws -> Bool {
         try read { try Self.albumState($0, rule: rule) == Self.meta(MetaKey.albumsMeasured, $0) }
     }
 
-    func recordAlbumsMeasured(rule: String) throws {
+    package func recordAlbumsMeasured(rule: String) throws {
         try write { try Self.setMeta(MetaKey.albumsMeasured, try Self.albumState($0, rule: rule), $0) }
     }
 
@@ -34,7 +34,7 @@ extension LibraryStore {
         "\(try sequence(db)) \(try TrackRecord.fetchCount(db)) \(rule)"
     }
 
-    func albumMembers() throws -> [AlbumMember] {
+    package func albumMembers() throws -> [AlbumMember] {
         try read { db in
             var members: [AlbumMember] = []
             let rows = try Row.fetchCursor(db, sql: """
@@ -55,16 +55,16 @@ extension LibraryStore {
     }
 
     /// Each recorded album's key and the digest of the members it was measured from.
-    func albumDigests() throws -> [String: String] {
+    package func albumDigests() throws -> [String: String] {
         try read { db in Dictionary(uniqueKeysWithValues: try AlbumRecord.fetchAll(db).map { ($0.key, $0.membersDigest) }) }
     }
 
-    func removeAlbums(_ keys: [String]) throws {
+    package func removeAlbums(_ keys: [String]) throws {
         guard !keys.isEmpty else { return }
         try write { db in for key in keys { _ = try AlbumRecord.deleteOne(db, key: key) } }
     }
 
-    func albumInputs(_ relativePaths: [String]) throws -> [AlbumInput] {
+    package func albumInputs(_ relativePaths: [String]) throws -> [AlbumInput] {
         try read { db in
             try relativePaths.chunked(500).flatMap { chunk in
                 try Row.fetchAll(db, sql: """
@@ -85,7 +85,7 @@ extension LibraryStore {
                              arguments: StatementArguments(Array(chunk)))
         }.map { (relativePath: $0["relative_path"] as String, seq: $0["seq"] as Int64) }
         var record = album.record
-        record.membersDigest = AlbumGain.digest(members)
+        record.membersDigest = album.digest(members)
         try record.save(db)
     }
 }

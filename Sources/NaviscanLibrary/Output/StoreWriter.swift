@@ -1,5 +1,6 @@
 import Foundation
 import NaviscanCore
+import NaviscanStore
 
 /// The store's single writer for a run: workers hand it rows whose files are written, and it commits
 /// them in batches (group commit) on its own thread: every `interval`, or sooner when `batchSize`

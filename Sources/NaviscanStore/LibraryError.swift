@@ -74,7 +74,7 @@ public enum LibraryError: Error, CustomStringConvertible, Equatable {
 
 extension LibraryError {
     /// The store file a store error is about (nil for the other errors).
-    var storePath: String? {
+    package var storePath: String? {
         switch self {
         case .store(let path, _), .storeDamaged(let path, _), .storeFromNewerVersion(let path, _), .storeSchemaDiffers(let path),
              .storeUnwritable(let path, _), .storeFault(let path, _):
@@ -86,7 +86,7 @@ extension LibraryError {
 
     /// The error as a fault of the output or the store (nil when it is a file's own problem): the
     /// run stops on these.
-    static func fault(_ error: Error) -> LibraryError? {
+    package static func fault(_ error: Error) -> LibraryError? {
         switch error {
         case let error as OutputFileError:
             return .outputFault(path: error.path, reason: OutputFault.advice(code: error.code, fallback: error.reason))
