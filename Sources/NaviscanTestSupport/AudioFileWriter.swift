@@ -2,7 +2,7 @@ import CSndFile
 
 /// Writes test signals through libsndfile, so tests decode exactly what a user's files would hold.
 public enum AudioFileWriter {
-    public enum Format: CaseIterable {
+    public enum Format: CaseIterable, Sendable {
         case wav16, wav24, wavFloat, flac16, flac24, aiff16, oggVorbis, opus
 
         var sndfileFormat: Int32 {

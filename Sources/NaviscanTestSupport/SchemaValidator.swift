@@ -64,7 +64,8 @@ public func validate(_ value: Any, against schema: [String: Any], at path: Strin
 }
 
 /// docs/api.schema.json's definitions, with docs/profile.schema.json for their references.
-public struct APISchema {
+/// Immutable after `init`, so safe to share (its JSON values are Foundation's, typed Any).
+public struct APISchema: @unchecked Sendable {
     private let definitions: [String: [String: Any]]
     private let references: [String: [String: Any]]
 

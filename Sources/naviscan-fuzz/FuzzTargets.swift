@@ -6,15 +6,15 @@ import NaviscanStore
 
 /// One reader the fuzzer drives. `id` is the first byte of every input meant for it (the rest is
 /// the file's content), so a corpus keeps meaning the same target when targets are added.
-struct FuzzTarget {
-    enum Kind: String { case audio, vis, profile }
+struct FuzzTarget: Sendable {
+    enum Kind: String, Sendable { case audio, vis, profile }
     let id: UInt8
     let name: String
     /// Which seeds the corpus script gives it.
     let kind: Kind
     /// Reads the file at the path to the end; may throw, must never trap, hang or touch memory it
     /// does not own.
-    let run: (String) throws -> Void
+    let run: @Sendable (String) throws -> Void
 }
 
 enum FuzzTargets {
@@ -76,7 +76,8 @@ enum FuzzTargets {
 /// (the chunked frame reader, the stored-profile reader, the waveform reader). A file that fails
 /// must fail as a recorded failure; one that passes must read back as valid.
 final class TrackPipeline {
-    static let shared = TrackPipeline()
+    /// The fuzzer runs its inputs one at a time on one thread.
+    nonisolated(unsafe) static let shared = TrackPipeline()
     private let root: String
     private let processor: TrackProcessor
     private let store: LibraryStore

@@ -86,12 +86,11 @@ struct BurstServerTests {
                 }
             }.start()
         }
+        // /health keeps answering while the burst runs (each within this socket's 5 s; how fast is
+        // measured by scripts/lab/server-abuse.py, docs/hardening.md, not asserted here).
         repeat {
-            let start = ContinuousClock.now
             let health = try? RawSocket(port: server.port, timeout: 5).request("GET", "/health")
-            let elapsed = start.duration(to: .now)
             #expect(health?.status == 200, "/health during the burst \(when): \(health.map { "\($0.status)" } ?? "no answer")")
-            #expect(elapsed < .seconds(1), "/health took \(elapsed) during the burst \(when)")
         } while done.wait(timeout: .now() + .milliseconds(50)) == .timedOut
         #expect(answers.problems.isEmpty, "\(when): \(answers.problems)")
         #expect(answers.ok >= 1 && answers.ok + answers.busy == 32, "\(when): \(answers.ok) answered, \(answers.busy) busy")

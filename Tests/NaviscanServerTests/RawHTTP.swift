@@ -52,7 +52,10 @@ final class RawSocket {
         if !buffered.isEmpty { defer { buffered = [] }; return buffered }
         var chunk = [UInt8](repeating: 0, count: 65_536)
         let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        guard n >= 0 else { throw RawSocketError("recv: \(String(cString: strerror(errno)))") }
+        guard n >= 0 else {
+            let code = errno
+            throw RawSocketError("recv: \(String(cString: strerror(code)))", code: code)
+        }
         return Array(chunk[0..<n])
     }
 
@@ -160,12 +163,22 @@ final class RawSocket {
 
 struct RawSocketError: Error, CustomStringConvertible {
     let description: String
-    init(_ description: String) { self.description = description }
+    /// The system's errno, where a call failed.
+    var code: Int32 = 0
+    init(_ description: String, code: Int32 = 0) {
+        self.description = description
+        self.code = code
+    }
+
+    /// The socket's own receive timeout ran out (the peer neither sent nor closed).
+    var timedOut: Bool { code == EAGAIN || code == EWOULDBLOCK }
 }
 
 /// The real `naviscan serve` executable in a child process (built by `make test` before the suite),
 /// optionally under a lower descriptor limit (`ulimit -n` in the shell that execs it).
-final class ServerProcess {
+/// Shared with the threads of a test (its port is set before the initialiser returns; Process is
+/// safe to wait on and signal from any thread).
+final class ServerProcess: @unchecked Sendable {
     let process = Process()
     private(set) var port = 0
     private let log = LogCollector()
@@ -246,10 +259,12 @@ func raiseOwnDescriptorLimit() {
 enum PushSocket {
     static func messages(port: Int, path: String) -> AsyncThrowingStream<String, Error> {
         AsyncThrowingStream { continuation in
-            let socket: RawSocket
+            // Read by the thread below alone; the termination handler only shuts its descriptor.
+            nonisolated(unsafe) let socket: RawSocket
             do { socket = try RawSocket(port: port, timeout: 600) } catch { continuation.finish(throwing: error); return }
             // Cancelling the reader shuts the socket, which ends the blocking read below.
-            continuation.onTermination = { _ in shutdown(socket.fd, Int32(SHUT_RDWR)) }
+            let fd = socket.fd
+            continuation.onTermination = { _ in shutdown(fd, Int32(SHUT_RDWR)) }
             Thread {
                 do {
                     try socket.upgrade(path: path)

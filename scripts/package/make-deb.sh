@@ -8,6 +8,7 @@
 #  - postinst creates the naviscan system user and group (home /var/lib/naviscan) and enables nothing;
 #    postrm purge removes /etc/naviscan and keeps /var/lib/naviscan (the analysis) and the user.
 # Usage: scripts/package/make-deb.sh [OUTDIR]   (default dist-out). Prints the .deb's path last.
+# DEB_COMPRESSION: dpkg-deb's -Z (default xz).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 outdir=${1:-dist-out}
@@ -158,6 +159,8 @@ find "$stage" -type f ! -perm -u+x -exec chmod 644 {} +
 
 mkdir -p "$outdir"
 deb="$outdir/naviscan_${version}_${arch}.deb"
-dpkg-deb --root-owner-group -Zxz --build "$stage" "$deb" >/dev/null
+# xz, as Debian's own packages (19 MB, 23 s on 2 cores); CI's test-deb takes zstd (29 MB, under 1 s):
+# the same files, and dpkg reads both.
+dpkg-deb --root-owner-group "-Z${DEB_COMPRESSION:-xz}" --build "$stage" "$deb" >/dev/null
 echo "binary $(stat -c %s "$bin") bytes stripped; .deb $(stat -c %s "$deb") bytes; Depends: $depends" >&2
 echo "$deb"

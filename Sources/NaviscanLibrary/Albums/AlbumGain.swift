@@ -48,7 +48,7 @@ public enum AlbumGain {
             albumKey(tags: $0.tags, relativePath: $0.relativePath, perDisc: albumPerDisc)
         }
         let stored = try store.albumDigests()
-        var outcome = Outcome()
+        nonisolated(unsafe) var outcome = Outcome()  // guarded by `lock` below
         let removed = stored.keys.filter { albums[$0] == nil }
         outcome.albumsRemoved = removed.count
         try store.removeAlbums(removed)
@@ -57,7 +57,8 @@ public enum AlbumGain {
         // and commits them in batches on its own thread, beside the measuring.
         let writer = StoreWriter(store: store, flushPath: layout.root)
         let lock = NSLock()
-        var failure: Error?
+        // Both guarded by `lock`.
+        nonisolated(unsafe) var failure: Error?
         WorkPool(jobs: jobs).run(changed, shouldStop: { lock.withLock { failure != nil } || writer.fault != nil }) { _, album in
             do {
                 let measured = try measure(album: album.key, members: album.value.map(\.relativePath), store: store, layout: layout)

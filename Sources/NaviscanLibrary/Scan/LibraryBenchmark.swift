@@ -125,7 +125,8 @@ public final class LibraryBenchmark: @unchecked Sendable {
 
     /// Runs `mode` over all files on `jobs` threads.
     private func measure(_ files: [LibraryFile], mode: Mode, jobs: Int) -> Timing {
-        var results = [(String, Double)?](repeating: nil, count: files.count)
+        // Guarded by `lock`.
+        nonisolated(unsafe) var results = [(String, Double)?](repeating: nil, count: files.count)
         let lock = NSLock()
         let cpuBefore = ProcessUsage.now().cpuSeconds
         let start = ContinuousClock.now

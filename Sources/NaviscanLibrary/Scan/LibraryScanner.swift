@@ -138,8 +138,9 @@ public final class LibraryScanner: @unchecked Sendable {
 
     /// Walk + store → plan. The walk and the store's rows are independent reads: taken side by side.
     private func planScan(store: LibraryStore) throws -> (LibraryListing, ScanPlan) {
-        var walked: Result<LibraryListing, Error>?
-        var stored: Result<[TrackRecord], Error>?
+        // Each side writes its own result only.
+        nonisolated(unsafe) var walked: Result<LibraryListing, Error>?
+        nonisolated(unsafe) var stored: Result<[TrackRecord], Error>?
         let walker = LibraryWalker(root: options.library, excluding: [options.output], followExternalLinks: options.followExternalLinks)
         DispatchQueue.concurrentPerform(iterations: 2) { side in
             if side == 0 { walked = Result { try walker.walk() } } else { stored = Result { try store.planningTracks() } }
@@ -191,8 +192,9 @@ public final class LibraryScanner: @unchecked Sendable {
     /// Returns the outcomes of the files done and the fault that stopped the pool, if any.
     private func analyse(_ work: [WorkItem], store: LibraryStore, writer: StoreWriter,
                          processor: TrackProcessor) -> (outcomes: [TrackOutcome], fault: Error?) {
-        var outcomes: [TrackOutcome] = []
-        var fault: Error?
+        // Both guarded by `lock`.
+        nonisolated(unsafe) var outcomes: [TrackOutcome] = []
+        nonisolated(unsafe) var fault: Error?
         WorkPool(jobs: options.jobs).run(work, shouldStop: { [self] in isStopping || writer.fault != nil }) { [self] _, item in
             do {
                 let previous = try item.previous.flatMap { try store.track(relativePath: $0.relativePath) }

@@ -38,7 +38,7 @@ public struct LibraryListing: Sendable {
 /// re-entered), a folder symlink only when its target lies inside the library's real path unless
 /// `followExternalLinks` says otherwise; candidates are picked by extension here (`AudioFormat`) and confirmed by
 /// content when decoded.
-public struct LibraryWalker {
+public struct LibraryWalker: Sendable {
     public let root: String
     /// Absolute paths never entered (the output directory when it lies inside the library).
     public let excluded: Set<String>

@@ -5,12 +5,12 @@ import NaviscanStore
 /// Walk + store → plan. Pure decisions: file contents are reached only through `outputStamp` (to
 /// see that a track's outputs are the ones its row describes) and `contentHash` (to recognise a moved
 /// file), so the rules are testable without audio.
-public struct ScanPlanner {
+public struct ScanPlanner: Sendable {
     public var options: ScanOptions
     public var layout: OutputLayout
     /// Which stored tracks must be analysed again.
     public var freshness: TrackFreshness
-    public var contentHash: (LibraryFile) -> String? = { ContentHash.of(path: $0.path, size: $0.size) }
+    public var contentHash: @Sendable (LibraryFile) -> String? = { ContentHash.of(path: $0.path, size: $0.size) }
 
     /// The stamp of a track's output file (by kind and key), nil when it is absent.
     public var outputStamp: @Sendable (OutputLayout.TrackOutput, String) -> String? {
@@ -49,8 +49,10 @@ public struct ScanPlanner {
         // Each file's row, and whether it must be analysed again: the checks stat each track's
         // outputs, so they are spread over the scan's threads.
         let files = listing.files
-        let rowOfFile = UnsafeMutableBufferPointer<Int>.allocate(capacity: files.count)
-        let stale = UnsafeMutableBufferPointer<Bool>.allocate(capacity: files.count)
+        let (rows, storedRows) = (rowByPath, stored)
+        // Each chunk writes its own indices only.
+        nonisolated(unsafe) let rowOfFile = UnsafeMutableBufferPointer<Int>.allocate(capacity: files.count)
+        nonisolated(unsafe) let stale = UnsafeMutableBufferPointer<Bool>.allocate(capacity: files.count)
         defer {
             rowOfFile.deallocate()
             stale.deallocate()
@@ -58,9 +60,9 @@ public struct ScanPlanner {
         let chunks = max(1, min(options.jobs, files.count / 1000))
         DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
             for i in (files.count * chunk / chunks)..<(files.count * (chunk + 1) / chunks) {
-                let row = rowByPath[files[i].relativePath] ?? -1
+                let row = rows[files[i].relativePath] ?? -1
                 rowOfFile[i] = row
-                stale[i] = row < 0 || freshness.needsAnalysis(files[i], stored[row])
+                stale[i] = row < 0 || freshness.needsAnalysis(files[i], storedRows[row])
             }
         }
         var present = [Bool](repeating: false, count: stored.count)

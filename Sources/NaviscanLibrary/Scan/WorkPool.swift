@@ -9,8 +9,8 @@ public struct WorkPool: Sendable {
 
     /// Runs `body(index, item)` for every item until done or until `shouldStop()` says so (items
     /// not yet handed out are then skipped); returns when every thread has finished.
-    public func run<Item>(_ items: [Item], shouldStop: @escaping () -> Bool = { false },
-                          _ body: @escaping (Int, Item) -> Void) {
+    public func run<Item: Sendable>(_ items: [Item], shouldStop: @escaping @Sendable () -> Bool = { false },
+                                    _ body: @escaping @Sendable (Int, Item) -> Void) {
         let cursor = Cursor(count: items.count)
         let group = DispatchGroup()
         for _ in 0..<min(jobs, max(items.count, 1)) {

@@ -28,7 +28,8 @@ struct VisualizerController {
         }
         let binary = request.uri.queryParameters.get("format") == "binary"
             || (request.headers[.accept]?.contains("application/octet-stream") ?? false)
-        let frames: VisFrameFile
+        // Read by this request alone: first here, then by its response body's writer, never both at once.
+        nonisolated(unsafe) let frames: VisFrameFile
         let visPath = services.layout.visPath(key: record.key)
         do { frames = try VisFrameFile(path: visPath) } catch { throw await services.damaged(path, .visualizerFrames, error, files: [visPath]) }
         let etag = "\"\(record.key)-\(String(frames.byteCount, radix: 16))-\(String(Int64(frames.modificationTime * 1e6), radix: 16))\""

@@ -156,14 +156,12 @@ struct HostileStreamTests {
         }
     }
 
-    @Test("WAV, FLAC and a libavformat container stating 0, 1 or 2 Hz are refused at open in well under a second")
+    @Test("WAV, FLAC and a libavformat container stating 0, 1 or 2 Hz are refused at open, before any decoding")
     func hostileRateFiles() throws {
         let files = FixturePaths.hostile("rate-")
         #expect(files.count >= 7, "\(files)")
         for file in files {
-            let started = ContinuousClock.now
             #expect(throws: DecodeError.self, "\(file)") { _ = try AudioDecoderFactory.open(path: file) }
-            #expect(started.duration(to: .now) < .seconds(1), "\(file)")
         }
     }
 }

@@ -5,7 +5,7 @@ import Testing
 
 @Suite("DJ profile JSON")
 struct TrackProfileTests {
-    static let schema: [String: Any] = {
+    nonisolated(unsafe) static let schema: [String: Any] = {
         let path = FixturePaths.fixturesDirectory + "/../docs/profile.schema.json"
         let data = try! Data(contentsOf: URL(fileURLWithPath: path))
         return try! JSONSerialization.jsonObject(with: data) as! [String: Any]

@@ -155,7 +155,7 @@ struct LibraryStoreOpenTests {
             defer { try? FileManager.default.removeItem(atPath: scratch) }
             let path = OutputLayout(root: scratch).databasePath
             let errors = NSLock()
-            var failures: [String] = []
+            nonisolated(unsafe) var failures: [String] = []  // guarded by `errors`
             DispatchQueue.concurrentPerform(iterations: 6) { _ in
                 do { _ = try LibraryStore(path: path).count() } catch {
                     errors.lock(); failures.append("\(error)"); errors.unlock()
