@@ -179,8 +179,7 @@ fuzz: deps
 
 # CI's short fixed-seed pass: the same inputs on every run, so a failure reproduces.
 FUZZ_CHECK_ITERATIONS ?= 3000
-# The fuzz target comes from the tests' release build (build-tests builds every product): building it
-# alone (--product) made the next full build compile Hummingbird again (48 s in CI).
+# The fuzz target comes from the tests' release build (build-tests builds every product).
 fuzz-check: build-tests
 	FUZZ=$(TEST_BUILD_DIR)/release/naviscan-fuzz scripts/ci/fuzz/make-corpus.sh $(TEST_BUILD_DIR)/fuzz-corpus
 	$(TEST_BUILD_DIR)/release/naviscan-fuzz $(TEST_BUILD_DIR)/fuzz-corpus --seed 1 --iterations $(FUZZ_CHECK_ITERATIONS) --artifacts $(TEST_BUILD_DIR)/fuzz-artifacts

@@ -151,7 +151,7 @@ struct LibraryWatchTests {
             #if DEBUG
             let signal = TestSignal.sine(frequency: 300 + 40 * Double(i), duration: 6, channels: 2)
             #else
-            let signal = TestSignal.sine(frequency: 300 + 40 * Double(i), duration: 120, sampleRate: 8_000)
+            let signal = TestSignal.sine(frequency: 300 + 40 * Double(i), duration: 360, sampleRate: 8_000)
             #endif
             try AudioFileWriter.write(signal, to: served.library + "/" + path, format: .flac16)
         }
@@ -169,14 +169,16 @@ struct LibraryWatchTests {
             try await waitFor(log, ["Backlog/"])
             var wanted = extra[0]
             for path in extra.reversed() where !(await log.contains(path)) { wanted = path; break }
+            // However far the scan got before the request (the machine's load decides), the request is
+            // served next: at most the track in hand, one handed out meanwhile and one whose event was still on its way come before it.
             let done = await log.messages.filter { $0.contains("Backlog/") }.count
-            #expect(done < 4, "the scan ran too far before the request: \(done) tracks")
+            #expect(done < extra.count - 4, "the scan ran too far before the request for the test to mean anything: \(done) tracks")
             let (status, _) = try await post(client, wanted)
             #expect(status == .accepted)
             try await waitFor(log, [wanted])
             let events = await log.messages
             let before = events.prefix { !$0.contains(wanted) }.filter { $0.contains("Backlog/") }.count
-            #expect(before < extra.count - 2, "the precompute waited for the scan: \(before) tracks before it")
+            #expect(before <= done + 3 && before < extra.count - 2, "the precompute waited for the scan: \(before) tracks before it, \(done) when asked")
             // The scan resumes and finishes the rest.
             try await waitFor(log, extra, seconds: 120)
             for path in extra { #expect(await log.contains(path), "\(path)") }
