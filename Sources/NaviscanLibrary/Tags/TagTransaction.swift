@@ -1,6 +1,5 @@
 import Foundation
 import NaviscanCore
-import NaviscanStore
 
 /// One file's new tags, written as a transaction: nothing replaces the user's file until the
 /// replacement is proven right.

@@ -15,7 +15,7 @@ struct StoreWatcher: Service {
 
     func run() async throws {
         // Graceful shutdown does not cancel a service by itself: stop polling when it begins.
-        try await cancelWhenGracefulShutdown { await poll() }
+        await cancelWhenGracefulShutdown { await poll() }
         // Precompute's commits since the last scan: into the main file before the server exits.
         do { try store.current.checkpoint() } catch { logger.warning("could not fold the store's log into its main file", metadata: ["error": "\(error)"]) }
     }
