@@ -12,19 +12,13 @@ enum UserMessage {
         case let error as CLIError: return error.message
         case let error as LibraryError: return error.description + advice(error)
         case let error as DecodeError: return error.description
-        case let error as AccessTokenError: return words(error)
+        case let error as AccessTokenError: return error.description(tokenSetting: Settings.token.howToSet)
         default:
             let ns = error as NSError
             guard ns.domain == NSCocoaErrorDomain || ns.domain == NSPOSIXErrorDomain else { return "\(error)" }
             let path = ns.userInfo[NSFilePathErrorKey] as? String
             return plainReason(error) + (path.map { ": \($0)" } ?? "")
         }
-    }
-
-    /// The token file's errors, naming the flag and variable where the server names the config key.
-    static func words(_ error: AccessTokenError) -> String {
-        guard case .unwritable(let file, let reason) = error else { return error.description }
-        return "cannot write the access token file \(file) (\(reason)); make the data folder writable, or give a token with \(Settings.token.howToSet)"
     }
 
     /// What to do about a library error, in the command line's words (its flags).

@@ -127,14 +127,17 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
 }
 
 /// The token file could not be used, and what to do. The description names the config file's key
-/// for the token; `naviscan serve` words `unwritable` with its flag and variable.
+/// for the token; `naviscan serve` asks for `description(tokenSetting:)` with its flag and variable.
 public enum AccessTokenError: Error, CustomStringConvertible {
     case openToOthers(file: String, mode: String, ownedByAnother: Bool)
     case unreadable(file: String)
     case unusable(file: String, problem: String)
     case unwritable(file: String, reason: String)
 
-    public var description: String {
+    public var description: String { description(tokenSetting: SettingNames().token) }
+
+    /// The message, naming `tokenSetting` as the way to give a token instead.
+    public func description(tokenSetting: String) -> String {
         switch self {
         case .openToOthers(let file, let mode, true):
             "the access token file \(file) may be read or written by other users (mode \(mode)) and belongs to another user, so naviscan cannot close it; run `chmod 600 \(file)` as its owner, then start naviscan again"
@@ -145,7 +148,7 @@ public enum AccessTokenError: Error, CustomStringConvertible {
         case .unusable(let file, let problem):
             "the access token file \(file) holds no usable token (\(problem)); put one in it, or delete it to have a new one made"
         case .unwritable(let file, let reason):
-            "cannot write the access token file \(file) (\(reason)); make the data folder writable, or give a token in the serve.token setting"
+            "cannot write the access token file \(file) (\(reason)); make the data folder writable, or give a token with \(tokenSetting)"
         }
     }
 }

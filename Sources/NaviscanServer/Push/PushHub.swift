@@ -43,7 +43,7 @@ actor PushHub {
 
     /// A precompute that could not even open its file: nothing was stored, so it has no `seq`.
     func trackFailed(_ relativePath: String, reason: String) {
-        send(Message(seq: nil, text: PushMessage(event: "track_failed", seq: nil, relativePath: relativePath, error: reason).text))
+        send(Message(seq: nil, text: PushMessage(event: LibraryEvent.Kind.trackFailed.rawValue, seq: nil, relativePath: relativePath, error: reason).text))
     }
 
     private func send(_ message: Message) {
