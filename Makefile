@@ -23,7 +23,7 @@ NAVISCAN = $(BUILD_DIR)/release/naviscan
 # Suites that start the executable, a live server or a scan of their own: make test runs them one at a
 # time, after the others have run in parallel. A test ID is Module.Suite/test(); add a new suite of that
 # kind here.
-END_TO_END := NaviscanServerTests\.|\.(CommandLineTests|CommandLineWordingTests|ScaleOutRecipeTests|ShardMergeTests|HostileInputTests|LibraryBenchmarkTests|ScanCommandTests|SimilarTracksTests|StoreSafetyTests|TagSafetyTests|TagWriteBackTests|LibraryStoreOpenTests|LibraryScannerTests)/
+END_TO_END := NaviscanServerTests\.|\.(CommandLineTests|CommandLineWordingTests|ShardMergeTests|HostileInputTests|LibraryBenchmarkTests|ScanCommandTests|SimilarTracksTests|StoreSafetyTests|TagSafetyTests|TagWriteBackTests|LibraryStoreOpenTests|LibraryScannerTests)/
 # dpkg-deb's compression of the .deb (CI takes zstd: 23 s less on 2 cores, 10 MB more).
 DEB_COMPRESSION ?= xz
 # Where make deb and make image put the .deb and the image archives (git-ignored).
@@ -123,16 +123,17 @@ test-slurm: build
 # checked against the Kubernetes client's models (Debian's python3-kubernetes; unknown fields, wrong types
 # and missing required fields fail, and the checker must reject broken manifests), the Jobs, claims and
 # service account consistent; submit.sh against a fake kubectl; the merge's wait against a fake API server
-# (HTTPS); the pods' scripts with a stand-in naviscan. About 20 s. See scripts/ci/check-kubernetes.py.
+# (HTTPS); the pods' scripts with a stand-in naviscan, then with the real one. About 20 s. This and
+# test-slurm are the recipes' one test layer each. See scripts/ci/check-kubernetes.py.
 KUBERNETES_CHECK_PACKAGES := python3-yaml python3-kubernetes curl openssl
-check-kubernetes:
+check-kubernetes: build
 	@if ! /usr/bin/python3 -c 'import yaml, kubernetes' >/dev/null 2>&1 || ! command -v curl >/dev/null 2>&1 || \
 		! command -v openssl >/dev/null 2>&1; then \
 		echo "==> installing $(KUBERNETES_CHECK_PACKAGES)"; \
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(KUBERNETES_CHECK_PACKAGES); \
 	fi
-	/usr/bin/python3 scripts/ci/check-kubernetes.py
+	/usr/bin/python3 scripts/ci/check-kubernetes.py --naviscan $(NAVISCAN)
 
 browser-deps:
 	@if ! command -v chromium >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then \

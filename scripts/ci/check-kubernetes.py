@@ -16,26 +16,32 @@
    gone, a refusal (403), a Job that never ends (WAIT_TIMEOUT), an API that does not answer, no curl.
 6. the scan and merge containers' scripts with a stand-in naviscan: marks, skip when complete,
    RESCAN=1, SIGTERM passed on to the scan, the merge of the complete shards naming the others.
-   (The test suite runs them with the real naviscan: ScaleOutRecipeTests.)
+7. with --naviscan PATH: the same scripts with the real naviscan, over a library of four tones: a shard
+   that cannot start is left unmarked and named by the merge, which merges the other; after the fix
+   a complete shard is skipped and the merged store holds every track.
 
-Usage: scripts/ci/check-kubernetes.py   (needs python3-yaml, python3-kubernetes, curl, openssl)
+Usage: scripts/ci/check-kubernetes.py [--naviscan PATH]   (needs python3-yaml, python3-kubernetes, curl, openssl)
        scripts/ci/check-kubernetes.py --validate FILE...   (only the schema check of those manifests,
        e.g. DRY_RUN=1 dist/kubernetes/submit.sh > run.yaml; exit 1 naming every error)
 """
 import http.server
 import inspect
 import json
+import math
 import os
 import re
 import shutil
 import signal
+import sqlite3
 import ssl
+import struct
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import traceback
+import wave
 
 import yaml
 from kubernetes.client import models
@@ -442,7 +448,7 @@ esac
 '''
 
 
-def main():
+def main(naviscan=None):
     scratch = tempfile.mkdtemp(prefix="naviscan-check-kubernetes.")
     results = []
 
@@ -741,6 +747,9 @@ def main():
         result = pod_run(merge_job, "merge")
         assert result.returncode == 1 and open(stub_log).read() == "" and "shards 0 1 2 of 3" in result.stderr
 
+    if naviscan:
+        real_naviscan_pods(naviscan, scratch, test)
+
     api.server.shutdown()
     shutil.rmtree(scratch, ignore_errors=True)
     failed = [name for name, error in results if error]
@@ -748,6 +757,73 @@ def main():
     for name in failed:
         print(f"FAIL: {name}")
     return 1 if failed else 0
+
+
+def write_tone(path, frequency, seconds=2, rate=44100):
+    """A 16-bit stereo WAV sine at -12 dBFS."""
+    frames = bytearray()
+    for i in range(int(seconds * rate)):
+        v = int(0.25 * 32767 * math.sin(2 * math.pi * frequency * i / rate))
+        frames += struct.pack("<hh", v, v)
+    with wave.open(path, "wb") as w:
+        w.setnchannels(2)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(bytes(frames))
+
+
+def real_naviscan_pods(naviscan, scratch, test):
+    """7. The scan and merge containers' scripts as shipped, with the real naviscan on PATH."""
+    print(f"== the scan and merge containers' scripts, with the real naviscan ({naviscan})")
+    docs = render(SHARDS="2", RUN="t2", LIBRARY_CLAIM="music", DATA_CLAIM="data")
+    scan_job, merge_job = find(docs, "Job", prefix="naviscan-scan-"), find(docs, "Job", prefix="naviscan-merge-")
+    work = tempfile.mkdtemp(dir=scratch)
+    for folder in ("bin", "data/shards", "tmp", "music/a", "music/b"):
+        os.makedirs(os.path.join(work, folder))
+    os.symlink(naviscan, os.path.join(work, "bin/naviscan"))
+    tones = [f"{work}/music/{folder}/tone-{f}.wav" for folder, f in (("a", 220), ("a", 330), ("b", 440), ("b", 550))]
+    for path in tones:
+        write_tone(path, int(path.rsplit("-", 1)[1][:-4]))
+    shards, store = f"{work}/data/shards", f"{work}/data/store/naviscan.db"
+
+    def pod_run(job, name, index=None):
+        c = container(job, name)
+        env = {**env_of(c), "PATH": f"{work}/bin:/usr/bin:/bin", "DATA": f"{work}/data", "NAVISCAN_LIBRARY": f"{work}/music",
+               "TMPDIR": f"{work}/tmp", "HOME": f"{work}/tmp", "NAVISCAN_FFTW_WISDOM": ""}
+        if index is not None:
+            env["JOB_COMPLETION_INDEX"] = str(index)
+        return run(["/bin/bash", "-c", script_of(c)], env, timeout=300)
+
+    def store_rows():
+        with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as db:
+            ok = db.execute("select count(*) from track where status = 'ok'").fetchone()[0]
+            shard = db.execute("select value from meta where name = 'shard'").fetchone()
+        return ok, shard[0] if shard else None
+
+    @test("real naviscan: a shard that cannot start exits 2 unmarked; the merge merges the other and names it, exit 1")
+    def _():
+        with open(f"{shards}/shard-1", "w") as f:
+            f.write("in the way")   # shard 1's output folder cannot be made
+        assert pod_run(scan_job, "scan", 0).returncode == 0
+        assert open(f"{shards}/shard-0.complete").read().startswith("0/2 ")
+        result = pod_run(scan_job, "scan", 1)
+        assert result.returncode == 2 and not os.path.exists(f"{shards}/shard-1.complete"), (result.returncode, result.stdout)
+        result = pod_run(merge_job, "merge")
+        assert result.returncode == 1 and "shards 1 of 2 did not complete" in result.stderr, result.stderr
+        ok, shard = store_rows()
+        assert 0 < ok < len(tones) and shard is not None, (ok, shard)
+
+    @test("real naviscan: after the fix a complete shard is skipped, the other scanned, the merged store whole")
+    def _():
+        os.remove(f"{shards}/shard-1")
+        result = pod_run(scan_job, "scan", 0)
+        assert result.returncode == 0 and "shard 0/2 is complete" in result.stdout, result.stdout
+        assert pod_run(scan_job, "scan", 1).returncode == 0
+        result = pod_run(merge_job, "merge")
+        assert result.returncode == 0, result.stderr
+        assert store_rows() == (len(tones), None), store_rows()
+        logs = sorted(os.listdir(f"{shards}/logs"))
+        assert logs == ["merge-t2.log", "scan-t2-0.log", "scan-t2-1.log"], logs
 
 
 def validate_files(paths):
@@ -766,4 +842,6 @@ def validate_files(paths):
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--validate"]:
         sys.exit(validate_files(sys.argv[2:]))
+    if sys.argv[1:2] == ["--naviscan"] and len(sys.argv) == 3:
+        sys.exit(main(os.path.abspath(sys.argv[2])))
     sys.exit(main())

@@ -5,13 +5,15 @@
 #     slurmd with a minimal slurm.conf in a scratch folder (own ports, so a Slurm or munge already on
 #     the machine is left alone); checks that sinfo shows the node idle and that srun runs;
 #  2. makes a library of 8 short tones (FLAC and MP3, in 3 folders) and scans it once without Slurm;
-#  3. submit.sh with SHARDS=4: every shard completes, the merge succeeds, the merged store holds the
+#  3. submit.sh's own checks with a recording sbatch: the scripts parse, the array and CPUs follow the
+#     variables, only the incomplete shards of this split are re-submitted, bad variables stop it early;
+#  4. submit.sh with SHARDS=4: every shard completes, the merge succeeds, the merged store holds the
 #     same track rows as the single scan, and its naviscan.db copied alone is whole (WAL folded in);
-#  4. a shard that fails (a file where its shard folder goes, RESCAN=1): the queue empties, the merge
+#  5. a shard that fails (a file where its shard folder goes, RESCAN=1): the queue empties, the merge
 #     exits 1 naming shard 2, shard-2.complete is absent; after the fix the same submit.sh command
 #     submits only shard 2, and the merge succeeds and equals the single scan again;
 #     once more, with every shard complete, it submits the merge alone, which succeeds;
-#  5. stops the daemons and removes the scratch folder (SLURM_TEST_KEEP=1 keeps it).
+#  6. stops the daemons and removes the scratch folder (SLURM_TEST_KEEP=1 keeps it).
 # Usage: scripts/ci/slurm-test.sh PATH/TO/naviscan   (as root: it installs packages and runs slurmd)
 # Settings: SLURM_TEST_TIMEOUT (seconds to wait for a submission's jobs, default 300),
 #           SLURM_TEST_PORT (first port tried for slurmctld, default 16817; slurmd takes the next).
@@ -185,7 +187,61 @@ rows "$work/single/naviscan.db" > "$work/single.rows"
 note "8 tracks (4 FLAC, 4 MP3 in 3 folders); the single scan stored 8"
 
 # ---------------------------------------------------------------------------------------------------
-# 3. The recipe, as shipped
+# 3. submit.sh's own checks and choices, with sbatch replaced by one that records its arguments and
+#    answers a job id (nothing reaches the cluster): the scripts parse, nothing that the node size or
+#    the shard count decides is fixed in them, the array follows the marks of this split, and every
+#    bad variable stops it before anything is submitted.
+step "submit.sh's checks and choices (sbatch recorded)"
+for script in naviscan-scan.sbatch naviscan-merge.sbatch submit.sh; do
+    bash -n "$repo/dist/slurm/$script" || fail "dist/slurm/$script does not parse (bash -n)"
+    ! grep -Eq '^#SBATCH --(array|cpus-per-task)' "$repo/dist/slurm/$script" \
+        || fail "dist/slurm/$script fixes the array or the CPUs in an #SBATCH line; submit.sh decides them"
+done
+dry=$work/dry
+mkdir -p "$dry/bin" "$dry/music"
+cat > "$dry/bin/sbatch" <<SBATCH
+#!/bin/bash
+echo "\$*" >> "$dry/calls"
+echo \$((1000 + \$(wc -l < "$dry/calls")))
+SBATCH
+chmod +x "$dry/bin/sbatch"
+dry_run() {   # dry_run [VAR=value...]: submit.sh's exit status in $dry_status, its sbatch calls in $dry/calls
+    rm -f "$dry/calls"; touch "$dry/calls"
+    dry_status=0
+    env -u USER PATH="$dry/bin:/usr/bin:/bin" LIBRARY="$dry/music" SHARDS_DIR="$dry/shards" OUT="$dry/store" SHARDS=4 \
+        NAVISCAN="$naviscan" "$@" "$repo/dist/slurm/submit.sh" > "$dry/stderr" 2>&1 || dry_status=$?
+}
+calls() { wc -l < "$dry/calls"; }
+dry_run
+[[ $dry_status == 0 && $(calls) == 2 ]] || { cat "$dry/stderr"; fail "submit.sh exited $dry_status with $(calls) sbatch calls, not 0 with 2"; }
+scan_call=$(sed -n 1p "$dry/calls") merge_call=$(sed -n 2p "$dry/calls")
+for want in "--array=0,1,2,3 " "--cpus-per-task=2 " "--output=$dry/shards/logs/scan-%A_%a.log" "SHARDS=4" "naviscan-scan.sbatch"; do
+    [[ $scan_call == *"$want"* ]] || fail "the scan submission lacks '$want': $scan_call"
+done
+[[ $merge_call == *"--dependency=afterany:1001 "* && $merge_call == *"--output=$dry/shards/logs/merge-%j.log"* ]] \
+    || fail "the merge submission does not wait on the array (afterany) or logs elsewhere: $merge_call"
+grep -q 'squeue -u' "$dry/stderr" || fail "submit.sh with USER unset did not print how to watch the queue"
+for k in 0 1 3; do echo "$k/4 2026-01-01T00:00:00Z" > "$dry/shards/shard-$k.complete"; done
+dry_run
+[[ $(sed -n 1p "$dry/calls") == *"--array=2 "* && $(calls) == 2 ]] || fail "with shards 0, 1, 3 complete it submitted: $(cat "$dry/calls")"
+echo "2/4 2026-01-01T00:00:00Z" > "$dry/shards/shard-2.complete"
+dry_run
+[[ $(calls) == 1 && $(cat "$dry/calls") == *naviscan-merge.sbatch* && $(cat "$dry/calls") != *--dependency* ]] \
+    || fail "with every shard complete it submitted: $(cat "$dry/calls")"
+dry_run SHARDS=8
+[[ $(sed -n 1p "$dry/calls") == *"--array=0,1,2,3,4,5,6,7 "* ]] || fail "marks of a split into 4 counted for a split into 8: $(cat "$dry/calls")"
+dry_run RESCAN=1 CPUS=8
+[[ $(sed -n 1p "$dry/calls") == *"--array=0,1,2,3 "* && $(sed -n 1p "$dry/calls") == *"--cpus-per-task=8 "* ]] \
+    || fail "RESCAN=1 CPUS=8 submitted: $(cat "$dry/calls")"
+for bad in "NAVISCAN=$dry/nowhere:NAVISCAN" "SHARDS=four:SHARDS" "OUT=$dry/a,b:comma" "LIBRARY=$dry/missing:not a folder"; do
+    dry_run "${bad%:*}"
+    [[ $dry_status == 2 && $(calls) == 0 ]] && grep -q "${bad##*:}" "$dry/stderr" \
+        || { cat "$dry/stderr"; fail "submit.sh with ${bad%:*} exited $dry_status after $(calls) sbatch calls, not 2 naming '${bad##*:}' before any"; }
+done
+note "submit.sh: array and CPUs from the variables, afterany merge, only incomplete shards of this split re-submitted, 4 bad variables stop it before sbatch"
+
+# ---------------------------------------------------------------------------------------------------
+# 4. The recipe, as shipped
 shards_dir=$work/shards
 out=$work/out
 submit_log=
@@ -266,7 +322,7 @@ note "shards hold ${counts[*]} tracks"
 note "4 shards + merge in $((SECONDS - t0))s (queue empty after ${waited}s): merge COMPLETED 0:0, store = single scan, naviscan.db alone holds 8 tracks"
 
 # ---------------------------------------------------------------------------------------------------
-# 4. A shard that fails: a file where shard 2's folder goes (its scan cannot start: exit 2)
+# 5. A shard that fails: a file where shard 2's folder goes (its scan cannot start: exit 2)
 step "submit.sh RESCAN=1 with shard 2 broken"
 t0=$SECONDS
 rm -rf "$shards_dir/shard-2"
