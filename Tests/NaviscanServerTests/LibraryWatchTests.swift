@@ -86,7 +86,7 @@ struct LibraryWatchTests {
             let log = EventLog()
             let socket = try await connectPushClient(client, log: log)
             defer { socket.cancel() }
-            FileManager.default.createFile(atPath: served.library + "/" + path, contents: nil)
+            #expect(FileManager.default.createFile(atPath: served.library + "/" + path, contents: nil))
             let writer = try FileHandle(forWritingTo: URL(fileURLWithPath: served.library + "/" + path))
             try writer.write(contentsOf: bytes.prefix(bytes.count / 2))
             // Four settle times with the file open: no scan may pick it up.

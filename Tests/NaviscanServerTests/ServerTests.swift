@@ -9,24 +9,31 @@ import NaviscanTestSupport
 import NIOCore
 import Testing
 
-/// A scanned three-track library and a server over it.
+/// A scanned three-track library and a server over it (scanned once per test process, copied per test).
 struct ServedLibrary {
     let scratch: String
     let library: String
     let data: String
-    let tracks = ["Artist/One.flac", "Artist/Twö & Three.wav", "Other/four.flac"]
+    let tracks = ServedLibrary.trackPaths
+
+    static let trackPaths = ["Artist/One.flac", "Artist/Twö & Three.wav", "Other/four.flac"]
+
+    private static let template = ScannedTemplate(prefix: "naviscan-serve-template") { root in
+        let library = root + "/Music"
+        for dir in ["Artist", "Other"] { try FileManager.default.createDirectory(atPath: library + "/" + dir, withIntermediateDirectories: true) }
+        try AudioFileWriter.write(.sine(frequency: 440, dBFS: -12, duration: 3, channels: 2), to: library + "/" + trackPaths[0], format: .flac16)
+        try AudioFileWriter.write(.sine(frequency: 1000, dBFS: -20, duration: 2, sampleRate: 48_000), to: library + "/" + trackPaths[1], format: .wav16)
+        try AudioFileWriter.write(.sweep(from: 100, to: 5000, duration: 2), to: library + "/" + trackPaths[2], format: .flac16)
+        let options = ScanOptions(library: library, output: root + "/data", visualizer: VisualizerConfig(), profile: ProfileConfig(), jobs: 2)
+        let summary = try LibraryScanner(options: options, logger: Logger(label: "test")).run()
+        guard summary.analysed == 3 else { throw ScannedTemplate.Failure(description: "the scan analysed \(summary.analysed) of 3 tracks") }
+    }
 
     init() throws {
         scratch = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-serve")
         library = scratch + "/Music"
         data = scratch + "/data"
-        for dir in ["Artist", "Other"] { try FileManager.default.createDirectory(atPath: library + "/" + dir, withIntermediateDirectories: true) }
-        try AudioFileWriter.write(.sine(frequency: 440, dBFS: -12, duration: 3, channels: 2), to: library + "/" + tracks[0], format: .flac16)
-        try AudioFileWriter.write(.sine(frequency: 1000, dBFS: -20, duration: 2, sampleRate: 48_000), to: library + "/" + tracks[1], format: .wav16)
-        try AudioFileWriter.write(.sweep(from: 100, to: 5000, duration: 2), to: library + "/" + tracks[2], format: .flac16)
-        let options = ScanOptions(library: library, output: data, visualizer: VisualizerConfig(), profile: ProfileConfig(), jobs: 2)
-        let summary = try LibraryScanner(options: options, logger: Logger(label: "test")).run()
-        precondition(summary.analysed == 3)
+        try Self.template.copy(into: scratch)
     }
 
     func app(_ configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> some ApplicationProtocol {

@@ -12,9 +12,21 @@ struct ServiceTests {
         var library: String { root + "/Music" }
         var data: String { root + "/data" }
 
-        init() throws {
+        /// The demo library scanned by the executable, once per test process.
+        private static let scanned = ScannedTemplate(prefix: "naviscan-service-template") { root in
+            try FileManager.default.copyItem(atPath: FixturePaths.fixture("demo"), toPath: root + "/Music")
+            let scan = try NaviscanProcess.run(["scan", root + "/Music", "--out", root + "/data", "--quiet"])
+            guard scan.status == 0 else { throw ScannedTemplate.Failure(description: "naviscan scan exited \(scan.status): \(scan.stderr)") }
+        }
+
+        /// The demo library, not scanned; `scanned: true`: with its store and outputs.
+        init(scanned: Bool = false) throws {
             root = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-service")
-            try FileManager.default.copyItem(atPath: FixturePaths.fixture("demo"), toPath: library)
+            if scanned {
+                try Self.scanned.copy(into: root)
+            } else {
+                try FileManager.default.copyItem(atPath: FixturePaths.fixture("demo"), toPath: library)
+            }
         }
 
         func scan() throws {
@@ -66,9 +78,8 @@ struct ServiceTests {
 
     @Test("Off loopback: a token is made once (mode 600); /stream, the page and writes answer 401 without it, 200 with it")
     func tokenOffLoopback() throws {
-        let s = try Scratch()
+        let s = try Scratch(scanned: true)
         defer { s.remove() }
-        try s.scan()
         var server: ServerProcess? = try ServerProcess(arguments: ["--out", s.data, "--host", "0.0.0.0", "--no-watch"])
         let tokenFile = s.data + "/token"
         let token = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -126,9 +137,8 @@ struct ServiceTests {
 
     @Test("A token file others may read: made 600 with one line on stderr when naviscan owns it; refused, naming the chmod to run, when it does not")
     func tokenFileOpenToOthers() throws {
-        let s = try Scratch()
+        let s = try Scratch(scanned: true)
         defer { s.remove() }
-        try s.scan()
         let tokenFile = s.data + "/token"
         let token = "an-access-token-kept-by-hand-0123456789"
         try (token + "\n").write(toFile: tokenFile, atomically: false, encoding: .utf8)
@@ -169,9 +179,8 @@ struct ServiceTests {
 
     @Test("--base-path: the page and every asset it names load under the prefix, with or without a proxy stripping it")
     func basePath() throws {
-        let s = try Scratch()
+        let s = try Scratch(scanned: true)
         defer { s.remove() }
-        try s.scan()
         let server = try ServerProcess(arguments: ["--out", s.data, "--no-watch", "--base-path", "/naviscan/"])
         defer { server.stop() }
         let bare = try Self.get(server, "/naviscan")
@@ -291,9 +300,8 @@ struct ServiceTests {
 
     @Test("The store's folder moved away and back: /health says 503 meanwhile, then everything answers again; nothing is marked damaged")
     func storeOutageHeals() throws {
-        let s = try Scratch()
+        let s = try Scratch(scanned: true)
         defer { s.remove() }
-        try s.scan()
         let before = try LibraryStore(path: OutputLayout(root: s.data).databasePath).allTracks()
         let server = try ServerProcess(arguments: ["--library", s.library, "--out", s.data])
         defer { server.stop() }
