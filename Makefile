@@ -150,18 +150,18 @@ demo: build
 	$(NAVISCAN) inspect $(DEMO_OUT)/groove.vis --rows 20
 
 # The whole suite: wall clock, x-realtime, mallocs and peak memory per stage and per track.
-bench: deps
-	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark
+bench: deps build
+	cd Benchmarks && NAVISCAN_EXECUTABLE=$(abspath $(NAVISCAN)) $(SWIFT) package --allow-writing-to-package-directory benchmark
 
 # CI's smoke of the suite: runs every benchmark and fails when a malloc count moves more than 100
 # from Benchmarks/Thresholds (an allocation per block or per frame). Time is never checked.
 # It shares TEST_BUILD_DIR (the same release flags), so naviscan's modules built for the tests are reused.
-bench-check: deps
-	cd Benchmarks && NAVISCAN_BENCH_ITERATIONS=3 $(SWIFT) package --scratch-path $(abspath $(TEST_BUILD_DIR)) --allow-writing-to-package-directory benchmark thresholds check --metric mallocCountTotal --no-progress
+bench-check: deps build
+	cd Benchmarks && NAVISCAN_EXECUTABLE=$(abspath $(NAVISCAN)) NAVISCAN_BENCH_ITERATIONS=3 $(SWIFT) package --scratch-path $(abspath $(TEST_BUILD_DIR)) --allow-writing-to-package-directory benchmark thresholds check --metric mallocCountTotal --no-progress
 
 # Rewrites Benchmarks/Thresholds from a run (after a deliberate change in allocations).
-bench-thresholds: deps
-	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark thresholds update --metric mallocCountTotal --no-progress
+bench-thresholds: deps build
+	cd Benchmarks && NAVISCAN_EXECUTABLE=$(abspath $(NAVISCAN)) $(SWIFT) package --allow-writing-to-package-directory benchmark thresholds update --metric mallocCountTotal --no-progress
 
 # The speed bar on ../shared/corpus's music against the plain-C floor, per format and source rate
 # (see scripts/ci/speed-bar.sh; scripts/ci/speed-corpus.sh makes the rate and codec copies with sox and ffmpeg).

@@ -178,7 +178,9 @@ struct HostileServerTests {
         #expect(try RawSocket(port: server.port).request("GET", "/health").status == 200)
     }
 
-    @Test("A 3-hour track's JSON frames stream in bounded memory")
+    // The server's memory while it streams this answer, and under the 400 stalled clients below, is
+    // measured by the benchmarks server.frames-3h-json and server.400-stalled-binary-readers.
+    @Test("A 3-hour track's JSON frames stream whole: every frame, the closing bracket, over 40 MB")
     func longTrackStreams() throws {
         // A scanned track whose frame file is replaced by a 3-hour one (generated, not decoded).
         let served = try ServedLibrary()
@@ -188,20 +190,17 @@ struct HostileServerTests {
 
         let server = try ServerProcess(data: served.data)
         #expect(try RawSocket(port: server.port).request("GET", "/health").status == 200)
-        let before = try server.memory().resident
         var brackets = 0
         var tail: [UInt8] = []
         let response = try RawSocket(port: server.port, timeout: 120).request("GET", "/visualizer/frames?relative_path=" + query(track), keep: 256) { bytes in
             brackets += bytes.lazy.filter { $0 == UInt8(ascii: "[") }.count
             tail = Array((tail + bytes).suffix(8))
         }
-        let peak = try server.memory().peak
         #expect(response.status == 200)
         #expect(frameCount == 324_000 && brackets == frameCount + 1)
         #expect(String(decoding: tail, as: UTF8.self).hasSuffix("1]]}"))
         #expect(response.bodyLength > 40_000_000)
-        // The answer is over 40 MB; the server's peak grows by a small fraction of it.
-        #expect(peak - before < 24 << 20, "resident before \(before >> 20) MB, peak \(peak >> 20) MB")
+        #expect(server.isRunning)
     }
 
     @Test("A deleted frame file answers 404 without a disk path and is re-analysed; a garbage waveform leaves the profile served")
@@ -329,7 +328,7 @@ struct HostileServerTests {
         return frameCount
     }
 
-    @Test("400 clients that never read a 3-hour track's binary frames: server memory bounded, /health answers, memory given back when they close")
+    @Test("400 clients that never read a 3-hour track's binary frames: each has its answer's head, /health answers meanwhile and after they close")
     func nonReadingClients() throws {
         raiseOwnDescriptorLimit()
         let served = try ServedLibrary()
@@ -338,39 +337,21 @@ struct HostileServerTests {
         _ = try Self.writeThreeHourFrames(served, track: track)
         let server = try ServerProcess(data: served.data)
         #expect(try RawSocket(port: server.port).request("GET", "/health").status == 200)
-        let before = try server.memory().resident
         var crowd: [RawSocket] = []
         for _ in 0..<400 {
             let socket = try RawSocket(port: server.port, receiveBuffer: 16 << 10)
             try socket.send("GET /visualizer/frames?format=binary&relative_path=\(query(track)) HTTP/1.1\r\nHost: x\r\n\r\n")
             crowd.append(socket)
         }
-        // Until the server's memory has settled: every client has had what fits in its window.
-        var last = try server.memory().resident
-        for _ in 0..<80 {
-            usleep(500_000)
-            let now = try server.memory().resident
-            if abs(now - last) < 1 << 20 { break }
-            last = now
+        // Each client has the head of its 20.7 MB answer: the server is writing to all 400 when /health is asked.
+        for socket in crowd.prefix(20) {
+            let head = String(decoding: try socket.receive().prefix(512), as: UTF8.self)
+            #expect(head.hasPrefix("HTTP/1.1 200") && head.lowercased().contains("content-length: 20736128"), "\(head)")
         }
-        let started = Date()
         let health = try RawSocket(port: server.port, timeout: 30).request("GET", "/health")
-        let healthSeconds = Date().timeIntervalSince(started)
-        let held = try server.memory()
         #expect(health.status == 200)
-        #expect(healthSeconds < 5, "/health took \(healthSeconds) s")
-        // About 0.6 MB a client at most (a 256 kB window, a chunk in hand, the reader's chunk);
-        // without the window it was 4–9 MB a client.
-        #expect(held.peak - before < 400 * (1 << 20), "before \(before >> 20) MB, peak \(held.peak >> 20) MB, now \(held.resident >> 20) MB")
         crowd.removeAll()
-        // The memory comes back as the server notices the closed connections.
-        var after = try server.memory().resident
-        for _ in 0..<100 where after - before >= 64 << 20 {
-            usleep(100_000)
-            after = try server.memory().resident
-        }
-        #expect(after - before < 64 << 20, "before \(before >> 20) MB, after closing \(after >> 20) MB")
+        #expect(try RawSocket(port: server.port).request("GET", "/health").status == 200)
         #expect(server.isRunning)
-        print("non-reading clients: before \(before >> 20) MB, peak \(held.peak >> 20) MB, held \(held.resident >> 20) MB, after close \(after >> 20) MB, /health \(healthSeconds) s")
     }
 }

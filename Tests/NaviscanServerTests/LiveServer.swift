@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import Logging
+import NaviscanTestSupport
 import NIOConcurrencyHelpers
 import NIOCore
 import ServiceLifecycle

@@ -217,4 +217,5 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
     }
+    serverBenchmarks()
 }

@@ -2,17 +2,16 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import NaviscanTestSupport
 
 /// A plain TCP socket on loopback: what an abusive or minimal client sees, without a client
 /// library's own timeouts and buffering in the way.
-final class RawSocket {
-    let fd: Int32
+public final class RawSocket {
+    public let fd: Int32
     private var buffered: [UInt8] = []
 
     /// Connects to 127.0.0.1:`port`; `timeout` bounds the connect and every read.
     /// `receiveBuffer` sets SO_RCVBUF (a client that reads nothing then holds little in the kernel).
-    init(port: Int, timeout: Int = 20, receiveBuffer: Int? = nil) throws {
+    public init(port: Int, timeout: Int = 20, receiveBuffer: Int? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawSocketError("socket: \(String(cString: strerror(errno)))") }
         if var size = receiveBuffer.map(Int32.init) {
@@ -37,7 +36,7 @@ final class RawSocket {
 
     deinit { close(fd) }
 
-    func send(_ text: String) throws {
+    public func send(_ text: String) throws {
         let bytes = Array(text.utf8)
         var sent = 0
         while sent < bytes.count {
@@ -48,7 +47,7 @@ final class RawSocket {
     }
 
     /// Up to 64 kB; empty when the server closed the connection; throws on timeout.
-    func receive() throws -> [UInt8] {
+    public func receive() throws -> [UInt8] {
         if !buffered.isEmpty { defer { buffered = [] }; return buffered }
         var chunk = [UInt8](repeating: 0, count: 65_536)
         let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
@@ -60,23 +59,23 @@ final class RawSocket {
     }
 
     /// True when the server closes the connection before `timeout` seconds (what it sent meanwhile is ignored).
-    func closedByServer() -> Bool {
+    public func closedByServer() -> Bool {
         while true {
             guard let bytes = try? receive() else { return false }
             if bytes.isEmpty { return true }
         }
     }
 
-    struct Response {
-        var status: Int
-        var headers: [String: String]
+    public struct Response {
+        public var status: Int
+        public var headers: [String: String]
         /// Body bytes after de-chunking.
-        var bodyLength: Int
-        var body: [UInt8]
+        public var bodyLength: Int
+        public var body: [UInt8]
     }
 
     /// Sends one request and reads its answer. The body is kept up to `keep` bytes; `onBody` sees every byte.
-    func request(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8] = [], keep: Int = 1 << 20,
+    public func request(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8] = [], keep: Int = 1 << 20,
                  onBody: ([UInt8]) -> Void = { _ in }) throws -> Response {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
@@ -161,36 +160,36 @@ final class RawSocket {
     }
 }
 
-struct RawSocketError: Error, CustomStringConvertible {
-    let description: String
+public struct RawSocketError: Error, CustomStringConvertible {
+    public let description: String
     /// The system's errno, where a call failed.
-    var code: Int32 = 0
-    init(_ description: String, code: Int32 = 0) {
+    public var code: Int32 = 0
+    public init(_ description: String, code: Int32 = 0) {
         self.description = description
         self.code = code
     }
 
     /// The socket's own receive timeout ran out (the peer neither sent nor closed).
-    var timedOut: Bool { code == EAGAIN || code == EWOULDBLOCK }
+    public var timedOut: Bool { code == EAGAIN || code == EWOULDBLOCK }
 }
 
 /// The real `naviscan serve` executable in a child process (built by `make test` before the suite),
 /// optionally under a lower descriptor limit (`ulimit -n` in the shell that execs it).
 /// Shared with the threads of a test (its port is set before the initialiser returns; Process is
 /// safe to wait on and signal from any thread).
-final class ServerProcess: @unchecked Sendable {
-    let process = Process()
-    private(set) var port = 0
+public final class ServerProcess: @unchecked Sendable {
+    public let process = Process()
+    public private(set) var port = 0
     private let log = LogCollector()
 
-    static var executable: String { NaviscanExecutable.path }
+    public static var executable: String { NaviscanExecutable.path }
 
-    convenience init(data: String, descriptorLimit: Int? = nil) throws {
+    public convenience init(data: String, descriptorLimit: Int? = nil) throws {
         try self.init(arguments: ["--data", data], descriptorLimit: descriptorLimit)
     }
 
     /// `naviscan serve ARGUMENTS --port 0`.
-    init(arguments: [String], descriptorLimit: Int? = nil) throws {
+    public init(arguments: [String], descriptorLimit: Int? = nil) throws {
         let limit = descriptorLimit.map { "ulimit -n \($0) && " } ?? ""
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = ["-c", "\(limit)exec \"$0\" serve \"$@\" --port 0", Self.executable] + arguments
@@ -212,15 +211,15 @@ final class ServerProcess: @unchecked Sendable {
 
     deinit { stop() }
 
-    func stop() {
+    public func stop() {
         if process.isRunning { process.terminate(); process.waitUntilExit() }
     }
 
-    var isRunning: Bool { process.isRunning }
-    var output: String { log.text }
+    public var isRunning: Bool { process.isRunning }
+    public var output: String { log.text }
 
     /// VmRSS and VmHWM (peak) of the server, in bytes, from /proc.
-    func memory() throws -> (resident: Int, peak: Int) {
+    public func memory() throws -> (resident: Int, peak: Int) {
         let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
         func field(_ name: String) -> Int {
             let line = status.split(separator: "\n").first { $0.hasPrefix(name + ":") } ?? ""
@@ -247,7 +246,7 @@ final class LogCollector: @unchecked Sendable {
 }
 
 /// Raises this process's soft descriptor limit to its hard limit (a test that opens 1,100 sockets).
-func raiseOwnDescriptorLimit() {
+public func raiseOwnDescriptorLimit() {
     var limit = rlimit()
     getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
     limit.rlim_cur = limit.rlim_max
@@ -256,8 +255,8 @@ func raiseOwnDescriptorLimit() {
 
 /// A WebSocket client of /ws/push over `RawSocket` (RFC 6455: the upgrade, then the server's unmasked
 /// frames): the text messages as they come, until the server closes or the reading task is cancelled.
-enum PushSocket {
-    static func messages(port: Int, path: String) -> AsyncThrowingStream<String, Error> {
+public enum PushSocket {
+    public static func messages(port: Int, path: String) -> AsyncThrowingStream<String, Error> {
         AsyncThrowingStream { continuation in
             // Read by the thread below alone; the termination handler only shuts its descriptor.
             nonisolated(unsafe) let socket: RawSocket
@@ -287,7 +286,7 @@ enum PushSocket {
 
 extension RawSocket {
     /// The opening handshake; throws unless the server answers 101.
-    func upgrade(path: String) throws {
+    public func upgrade(path: String) throws {
         let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
         try send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                  + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n")
@@ -296,7 +295,7 @@ extension RawSocket {
     }
 
     /// One frame: FIN, opcode and payload; nil when the connection ends.
-    func readFrame() throws -> (final: Bool, opcode: UInt8, payload: [UInt8])? {
+    public func readFrame() throws -> (final: Bool, opcode: UInt8, payload: [UInt8])? {
         guard let first = try? take(upTo: 1)[0] else { return nil }
         let second = try take(upTo: 1)[0]
         var length = Int(second & 0x7F)
