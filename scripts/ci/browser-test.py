@@ -87,8 +87,13 @@ class DevTools:
     def wait_for(self, expression, seconds=20):
         deadline = time.time() + seconds
         while time.time() < deadline:
-            if self.evaluate(expression):
-                return True
+            try:
+                if self.evaluate(expression):
+                    return True
+            except RuntimeError as error:
+                # Asked while the page navigates (a click that loads another page): ask again on the new one.
+                if "navigated or closed" not in str(error) and "Cannot find context" not in str(error):
+                    raise
             time.sleep(0.1)
         return False
 
