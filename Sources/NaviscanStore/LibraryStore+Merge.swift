@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NaviscanCore
 
 /// What `naviscan merge` reads from shard stores and writes into its output: a track's rows of
 /// every per-track table, copied as they are (columns by name), the change sequence renumbered.
@@ -141,11 +142,13 @@ extension LibraryStore {
         }
     }
 
-    /// Every track's path and the naviscan version that analysed it.
-    public func analyzerVersions() throws -> [String: String] {
+    /// Every track's path and the stage versions its results came from (`TrackRecord.stageVersions`,
+    /// read and written again so that equal versions compare equal); "unknown" for rows of releases
+    /// before 0.5.9. The features' version is left out: the next scan measures stale ones alone.
+    public func stageVersionsByPath() throws -> [String: String] {
         try read { db in
-            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT relative_path, analyzer_version FROM track").map {
-                ($0["relative_path"] as String, $0["analyzer_version"] as String)
+            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT relative_path, stage_versions FROM track").map { row in
+                (row["relative_path"] as String, (row["stage_versions"] as String?).map { StageVersions(stored: $0).description } ?? "unknown")
             })
         }
     }

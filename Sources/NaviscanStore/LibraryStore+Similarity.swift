@@ -9,32 +9,43 @@ extension LibraryStore {
         public var relativePath: String
         public var features: SonicFeatures
         public var duration: Double
-        public var tags: TrackTags
     }
 
-    /// Every present track with current features (tracks without them are never neighbours).
+    /// Every present track with current features (tracks without them are never neighbours): the
+    /// vectors table and the covering index alone, no track row (`TrackFeatures`).
     public func featureRows() throws -> [FeatureRow] {
         try read { db in
             let rows = try Row.fetchCursor(db, sql: """
-                SELECT t.relative_path, t.features, t.duration, g.*
-                FROM track t LEFT JOIN track_tags g ON g.relative_path = t.relative_path
-                WHERE t.status = 'ok' AND t.missing_since IS NULL AND t.features IS NOT NULL AND t.features_version = ?
-                ORDER BY t.relative_path
+                SELECT f.relative_path, f.vector, t.duration
+                FROM \(TrackFeatures.table) f JOIN track t INDEXED BY \(TrackFeatures.index) ON t.relative_path = f.relative_path
+                WHERE t.status = 'ok' AND t.missing_since IS NULL AND t.features_version = ?
+                ORDER BY f.relative_path
                 """, arguments: [SonicFeatures.version])
             var out: [FeatureRow] = []
             while let row = try rows.next() {
-                guard let data = row["features"] as Data?, let features = SonicFeatures(data: data) else { continue }
-                // The first relative_path is the track's: present without a tags row too.
-                out.append(FeatureRow(relativePath: row["relative_path"], features: features, duration: row["duration"] ?? 0,
-                                      tags: try TrackTagsRecord(row: row).tags))
+                guard let data = row[1] as Data?, let features = SonicFeatures(data: data) else { continue }
+                out.append(FeatureRow(relativePath: row[0], features: features, duration: row[2] ?? 0))
             }
             return out
         }
     }
 
+    /// The tags of `paths` (those stored), for the few tracks a query answers with.
+    public func tags(of paths: some Collection<String>) throws -> [String: TrackTags] {
+        if paths.isEmpty { return [:] }
+        return try read { db in
+            var tags: [String: TrackTags] = [:]
+            for chunk in Array(paths).chunked(into: 500) {
+                let records = try TrackTagsRecord.filter(keys: chunk).fetchAll(db)
+                for record in records { tags[record.relativePath] = record.tags }
+            }
+            return tags
+        }
+    }
+
     /// The paths of every present track (with features or not).
     public func allTrackPaths() throws -> [String] {
-        try read { try String.fetchAll($0, sql: "SELECT relative_path FROM track WHERE missing_since IS NULL") }
+        try read { try String.fetchAll($0, sql: "SELECT relative_path FROM track INDEXED BY \(TrackFeatures.index) WHERE missing_since IS NULL") }
     }
 
     /// The normalisation recorded for the library's features now, when it is current.
@@ -62,5 +73,11 @@ extension LibraryStore {
         guard let normalisation = SimilarityNormalisation(measuring: rows.map(\.features), changeSequence: sequence) else { return nil }
         try recordSimilarityNormalisation(normalisation)
         return normalisation
+    }
+}
+
+private extension Array {
+    func chunked(into size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
     }
 }

@@ -34,6 +34,7 @@ extension LibraryStore {
                     seq += 1
                     record.seq = seq
                     try Self.upsert(record, db)
+                    try TrackFeatures.save(record, db)
                     if let tags = record.tags {
                         try Self.upsert(TrackTagsRecord(relativePath: record.relativePath, tags: tags), db)
                     }
@@ -105,16 +106,23 @@ extension LibraryStore {
     /// A reader found a track's output damaged or missing: forgets that output's fingerprint (and a
     /// damaged profile's JSON), so nothing serves it any more and the freshness rule analyses the
     /// track again at the next scan. Only that output: a damaged waveform leaves the profile served
-    /// and clears the row's analyser version instead (the waveform has no fingerprint of its own),
-    /// which the same rule reads as "analyse again".
+    /// and forgets the waveform stage's version instead (the waveform has no fingerprint of its own),
+    /// which the same rule reads as "run that stage again".
     public func markNeedsAnalysis(relativePath: String, output: DamagedOutput) async throws {
-        let columns: String
-        switch output {
-        case .visualizerFrames: columns = "vis_fingerprint = NULL"
-        case .profile: columns = "profile_fingerprint = NULL, profile_json = NULL"
-        case .waveform: columns = "analyzer_version = ''"
+        try await asyncWrite { db in
+            switch output {
+            case .visualizerFrames:
+                try db.execute(sql: "UPDATE track SET vis_fingerprint = NULL WHERE relative_path = ?", arguments: [relativePath])
+            case .profile:
+                try db.execute(sql: "UPDATE track SET profile_fingerprint = NULL, profile_json = NULL WHERE relative_path = ?", arguments: [relativePath])
+            case .waveform:
+                // The waveform stage's version forgotten: the next scan runs that stage alone.
+                guard let stored = try String.fetchOne(db, sql: "SELECT stage_versions FROM track WHERE relative_path = ?", arguments: [relativePath]) else { return }
+                var versions = StageVersions(stored: stored)
+                versions[.waveform] = nil
+                try db.execute(sql: "UPDATE track SET stage_versions = ? WHERE relative_path = ?", arguments: [versions.description, relativePath])
+            }
         }
-        try await asyncWrite { try $0.execute(sql: "UPDATE track SET \(columns) WHERE relative_path = ?", arguments: [relativePath]) }
     }
 
     // MARK: track reads
@@ -131,11 +139,11 @@ extension LibraryStore {
     }
 
     public func allTracks() throws -> [TrackRecord] {
-        try read { try TrackRecord.fetchAll($0) }
+        try read { try TrackFeatures.fill(TrackRecord.fetchAll($0), $0) }
     }
 
     public func track(relativePath: String) throws -> TrackRecord? {
-        try read { try TrackRecord.fetchOne($0, key: relativePath) }
+        try read { db in try TrackRecord.fetchOne(db, key: relativePath).map { try TrackFeatures.fill([$0], db)[0] } }
     }
 
     /// The tags stored with a track (nil when it has no row or was recorded before tags were read).
@@ -148,7 +156,7 @@ extension LibraryStore {
     }
 
     public func track(relativePath: String) async throws -> TrackRecord? {
-        try await asyncRead { try TrackRecord.fetchOne($0, key: relativePath) }
+        try await asyncRead { db in try TrackRecord.fetchOne(db, key: relativePath).map { try TrackFeatures.fill([$0], db)[0] } }
     }
 
     /// Every track with its tags, ordered by path (the web page's library table).

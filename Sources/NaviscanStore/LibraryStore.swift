@@ -130,7 +130,7 @@ public final class LibraryStore: @unchecked Sendable {
 
     /// The tables with one row per track, keyed by `relative_path`, parent first: `naviscan merge`
     /// copies a track's rows of each. A new per-track table is added here with its migration.
-    static let perTrackTables = [TrackRecord.databaseTableName, TrackTagsRecord.databaseTableName]
+    static let perTrackTables = [TrackRecord.databaseTableName, TrackTagsRecord.databaseTableName, TrackFeatures.table]
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -202,6 +202,21 @@ public final class LibraryStore: @unchecked Sendable {
                 t.add(column: "features", .blob)
                 t.add(column: "features_version", .integer)
             }
+        }
+        migrator.registerMigration("v8: stage versions") { db in
+            try db.alter(table: TrackRecord.databaseTableName) { t in t.add(column: "stage_versions", .text) }
+            // 0.5.9 analysed with version 1 of every stage: its rows stay current. Rows of earlier
+            // releases keep no versions, so every stage of theirs is stale.
+            try db.execute(sql: "UPDATE track SET stage_versions = ? WHERE analyzer_version = '0.5.9'",
+                           arguments: [StageVersions.release059.description])
+        }
+        migrator.registerMigration("v9: feature vectors apart from the track rows") { db in
+            // The similarity queries read every vector: in their own table (and the filter's columns
+            // in an index) they read a few megabytes, not every row's profile and histogram.
+            try TrackFeatures.createTable(db)
+            try db.execute(sql: "INSERT INTO \(TrackFeatures.table) (relative_path, vector) SELECT relative_path, features FROM track WHERE features IS NOT NULL")
+            try db.alter(table: TrackRecord.databaseTableName) { t in t.drop(column: "features") }
+            try TrackFeatures.createIndex(db)
         }
         return migrator
     }

@@ -55,10 +55,14 @@ public struct TrackRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
     /// nil for a silent track or one without a profile.
     public var gatingHistogram: Data?
     /// The similarity features (`SonicFeatures.data`); nil for a track with too little sound to
-    /// describe. `featuresVersion`: the `SonicFeatures.version` they were measured with (set with
-    /// or without a vector), nil when they were never measured.
-    public var features: Data?
+    /// describe. The store keeps them in `track_features` (`TrackFeatures`), not in this table (not a
+    /// coding key); the store's reads fill them in. `featuresVersion`: the `SonicFeatures.version`
+    /// they were measured with (set with or without a vector), nil when they were never measured.
+    public var features: Data? = nil
     public var featuresVersion: Int?
+    /// The version of each stage the row's results came from (`StageVersions`, stored form; the
+    /// features' is `featuresVersion`); nil for rows of releases before 0.5.9, all of whose stages are stale.
+    public var stageVersions: String?
     /// The file's tags as read for this row; the store keeps them in `track_tags`, not in this table
     /// (not a coding key). Nil on rows read back from the store.
     public var tags: TrackTags? = nil
@@ -85,13 +89,22 @@ public struct TrackRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
         case missingSince = "missing_since", analyzedAt = "analyzed_at", changedAt = "changed_at", seq
         case bpm, bpmConfidence = "bpm_confidence", lufs, gainDB = "gain_db", silenceEnd = "silence_end"
         case silenceStart = "silence_start", silent, profileJSON = "profile_json"
-        case gatingHistogram = "gating_histogram", features, featuresVersion = "features_version"
+        case gatingHistogram = "gating_histogram", featuresVersion = "features_version"
+        case stageVersions = "stage_versions"
+    }
+
+    /// The stage versions its results came from, the features' included; nil when unknown.
+    public var analysedWith: StageVersions? {
+        guard let stageVersions else { return nil }
+        var versions = StageVersions(stored: stageVersions)
+        versions[.features] = featuresVersion
+        return versions
     }
 
     /// The columns a scan plans from, read by position for each of 100,000 rows (`init(planningRow:)`).
     static let planningColumns = ["relative_path", "key", "size", "mtime", "status", "error_message", "failure_kind",
                                   "analyzer_version", "vis_fingerprint", "profile_fingerprint", "vis_stamp",
-                                  "profile_stamp", "content_hash", "missing_since", "features_version"]
+                                  "profile_stamp", "content_hash", "missing_since", "features_version", "stage_versions"]
 
     /// A row selected with `planningColumns`, in their order; the other fields are left empty.
     init(planningRow row: Row) {
@@ -110,6 +123,7 @@ public struct TrackRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
         contentHash = row[12]
         missingSince = row[13]
         featuresVersion = row[14]
+        stageVersions = row[15]
         analyzedAt = ""
         changedAt = 0
         seq = 0

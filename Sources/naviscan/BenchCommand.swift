@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NaviscanLibrary
+import NaviscanStore
 
 /// `naviscan bench LIBRARY`: how fast this machine analyses this library.
 struct BenchCommand: ParsableCommand {
@@ -11,7 +12,11 @@ struct BenchCommand: ParsableCommand {
             Each mode runs over the same files in this one process (after a warm-up pass), per format: files, hours, \
             x-realtime, the ratio to decode-only, the CPU seconds (user + system) and the peak resident memory. \
             --jobs-sweep 1,2,4 instead times decode-only and the full analysis over all files with each number \
-            of jobs, and prints how each scales against the first.
+            of jobs, and prints how each scales against the first. \
+            --store N --into DIR instead makes a store of N tracks in DIR from the library's store (its analysed \
+            tracks again and again, each row as the scan wrote it, the features varied), then runs `naviscan \
+            similar`, `mix` and `path` on it five times each, every run its own process, and prints the median \
+            CPU seconds and the largest peak resident memory of each.
             """
     )
 
@@ -30,6 +35,15 @@ struct BenchCommand: ParsableCommand {
     @Option(name: .customLong("jobs-sweep"), help: ArgumentHelp(
         "Time decode-only and the full analysis with each of these job counts, e.g. 1,2,4,8.", valueName: "N,N,..."))
     var jobsSweep: String?
+
+    @Option(name: .customLong("store"), help: ArgumentHelp("Make a store of this many tracks (in --into) and time the similarity commands on it.", valueName: "N"))
+    var storeSize: Int?
+
+    @Option(help: ArgumentHelp("The new folder --store makes its store in.", valueName: "dir"))
+    var into: String?
+
+    @Option(name: .customLong("data"), help: ArgumentHelp("The library's store folder, for --store (default: LIBRARY/.naviscan).", valueName: "dir"))
+    var data: String?
 
     @OptionGroup var logging: LoggingOptions
 
@@ -59,6 +73,13 @@ struct BenchCommand: ParsableCommand {
             }
             guard mode.isEmpty else { throw ValidationError("--jobs-sweep times decode and full itself; leave out --mode") }
         }
+        if let storeSize {
+            guard storeSize >= 2 else { throw ValidationError("--store takes a number of tracks of at least 2") }
+            guard into != nil else { throw ValidationError("--store needs --into DIR, a new folder for the store it makes") }
+            guard sweepCounts == nil, mode.isEmpty else { throw ValidationError("--store times the similarity commands; leave out --mode and --jobs-sweep") }
+        } else if into != nil {
+            throw ValidationError("--into goes with --store N")
+        }
     }
 
     func run() throws {
@@ -66,7 +87,9 @@ struct BenchCommand: ParsableCommand {
         let path = URL(fileURLWithPath: library).standardizedFileURL.path
         let benchmark = LibraryBenchmark(library: path, jobs: jobs, limit: limit, logger: logger)
         do {
-            if let counts = sweepCounts {
+            if let storeSize, let into {
+                try benchmarkStore(size: storeSize, into: StoreLocation.standardized(into), library: path)
+            } else if let counts = sweepCounts {
                 printSweep(try benchmark.sweep(jobCounts: counts), path: path)
             } else {
                 let modes = mode.isEmpty ? LibraryBenchmark.Mode.allCases : BenchMode.allCases.filter(mode.contains).map(\.mode)
@@ -116,6 +139,32 @@ struct BenchCommand: ParsableCommand {
                          fullScaling / decodeScaling, p.decodeCPU, p.fullCPU))
         }
         print("cores: \(ProcessInfo.processInfo.activeProcessorCount)")
+    }
+
+    /// --store: the store made, then each similarity command five times in its own process.
+    private func benchmarkStore(size: Int, into: String, library: String) throws {
+        let source = try LibraryStore.readOnly(path: OutputLayout(root: data.map(StoreLocation.standardized) ?? library + "/.naviscan").databasePath)
+        let started = Date()
+        let tracks = try StoreBenchmark.makeStore(from: source, into: into, count: size)
+        print(String(format: "naviscan bench --store: %d tracks in %@ (made in %.0f s, %.0f MB)", size, into, Date().timeIntervalSince(started),
+                     Double((try? FileManager.default.attributesOfItem(atPath: OutputLayout(root: into).databasePath)[.size] as? NSNumber)?.intValue ?? 0) / 1e6))
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let first = tracks[0], last = tracks[tracks.count - 1]
+        let commands: [(String, [String])] = [
+            ("similar", ["similar", library, first, "--data", into, "--json"]),
+            ("mix 25", ["mix", library, first, "--data", into, "--count", "25", "--json"]),
+            ("path 12", ["path", library, first, last, "--data", into, "--count", "12", "--json"]),
+        ]
+        print("command    cpu s (median of 5)   peak resident MB (largest)")
+        for (name, arguments) in commands {
+            let runs = try (0..<5).map { _ in try StoreBenchmark.measure(executable, arguments) }
+            if let failed = runs.first(where: { $0.status != 0 }) {
+                throw CLIError("naviscan \(arguments.joined(separator: " ")) exited \(failed.status)", code: 2)
+            }
+            let median = runs.map(\.cpuSeconds).sorted()[2]
+            print(name.padding(toLength: 10, withPad: " ", startingAt: 0) + pad(String(format: "%.3f", median), 20)
+                  + pad(String(format: "%.0f", Double(runs.map(\.peakResidentBytes).max() ?? 0) / 1_048_576), 29))
+        }
     }
 
     private func pad(_ text: String, _ width: Int) -> String {

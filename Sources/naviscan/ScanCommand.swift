@@ -194,6 +194,8 @@ struct ScanCommand: AsyncParsableCommand {
         if s.analysed > 0 {
             text += String(format: "%.2f h of audio analysed in %@ (%.0fx realtime)\n", s.audioSeconds / 3600,
                            formatClock(s.wallSeconds), s.realtimeFactor)
+            // Only worth a line when some tracks ran part of their analysis (an upgrade).
+            if !s.work.partial.isEmpty { text += "Analysed: " + s.work.lines.joined(separator: "; ") + "\n" }
         }
         if !s.failures.isEmpty {
             let known = s.failures.filter(\.known).count

@@ -39,13 +39,15 @@ struct StatusCommand: AsyncParsableCommand {
         var failed = 0
         var unsupported: Int?
         var pending: Int?
+        /// What the pending work is: whole analyses, or some stages of unchanged tracks.
+        var pendingWork: WorkBreakdown?
         var lastScan: ScanRecord?
         var parameters: [String: String] = [:]
         var diskBytes: [String: Int64] = [:]
         var failures: [Failure] = []
 
         enum CodingKeys: String, CodingKey {
-            case store, library, shards, analysed, failed, unsupported, pending, lastScan = "last_scan", parameters
+            case store, library, shards, analysed, failed, unsupported, pending, pendingWork = "pending_work", lastScan = "last_scan", parameters
             case diskBytes = "disk_bytes", failures
         }
     }
@@ -75,7 +77,9 @@ struct StatusCommand: AsyncParsableCommand {
             let options = try AnalysisSettings.plainScanOptions(loaded.settings, library: libraryRoot, out: location.out)
             if let plan = try? LibraryScanner(options: options, logger: Logger(label: "naviscan.status")).preview() {
                 report.unsupported = plan.unsupported
-                report.pending = plan.work.filter { coverage?.contains(relativePath: $0.file.relativePath) ?? true }.count
+                let pending = plan.work.filter { coverage?.contains(relativePath: $0.file.relativePath) ?? true }
+                report.pending = pending.count
+                report.pendingWork = WorkBreakdown(pending.map(\.work), requested: options.freshness.requested)
             }
         }
 
@@ -109,7 +113,10 @@ struct StatusCommand: AsyncParsableCommand {
             print("failed:")
             for f in report.failures { print("  \(f.relativePath): \(f.reason)") }
         }
-        if let pending = report.pending, pending > 0 { print("run `naviscan scan` on the library to analyse the \(pending) pending files") }
+        if let pending = report.pending, pending > 0 {
+            if let work = report.pendingWork, !work.partial.isEmpty { print("next scan:   " + work.lines.joined(separator: "; ")) }
+            print("run `naviscan scan` on the library to analyse the \(pending) pending files")
+        }
     }
 
     static func megabytes(_ bytes: Int64) -> String { String(format: "%.1f MB", Double(bytes) / 1_000_000) }

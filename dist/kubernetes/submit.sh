@@ -45,7 +45,7 @@ k() { "${kubectl[@]}" --request-timeout=30s "$@"; }
 dry_run=${DRY_RUN:-0}
 
 # The image: the one `make image` tags for the naviscan found here, else this recipe's version.
-recipe_version=0.5.9
+recipe_version=0.6.0
 if [[ -z ${IMAGE:-} ]]; then
     version=$(naviscan --version 2>/dev/null || true)
     [[ $version =~ ^[0-9A-Za-z.+~-]+$ ]] || version=$recipe_version

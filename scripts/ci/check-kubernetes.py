@@ -528,7 +528,7 @@ def main(naviscan=None):
         assert {m["name"]: m.get("subPath") for m in container(scan, "scan")["volumeMounts"]}["music"] == "Music/Lossless"
         assert env_of(container(scan, "scan"))["RESCAN"] == "1" and claim_of(scan, "data")["claimName"] == "scratch"
         scan = find(defaults, "Job", "naviscan-scan-defaults")
-        assert scan["spec"]["completions"] == 8 and container(scan, "scan")["image"] == "localhost/naviscan:0.5.9"
+        assert scan["spec"]["completions"] == 8 and container(scan, "scan")["image"] == "localhost/naviscan:0.6.0"
         assert container(scan, "scan")["resources"] == {"requests": {"cpu": "2", "memory": "4Gi"}, "limits": {"memory": "4Gi"}}
         assert claim_of(scan, "music")["claimName"] == "naviscan-library" and claim_of(scan, "data")["claimName"] == "naviscan-data"
         assert scan["spec"]["ttlSecondsAfterFinished"] == 604800 and scan["spec"]["activeDeadlineSeconds"] == 86400

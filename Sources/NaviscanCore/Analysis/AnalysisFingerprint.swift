@@ -1,8 +1,11 @@
 import Foundation
 
-/// A short, stable digest of everything that changes an output: the analyser version and the
-/// parameters of that output. Stored results whose fingerprint differs are recomputed.
+/// A short, stable digest of an output's parameters (the options a user chose). Stored results whose
+/// fingerprint differs are recomputed. What the analysers do is versioned per stage (`StageVersions`),
+/// not here: the digest's salt stays what 0.5.9 wrote, so its stores keep their fingerprints.
 public enum AnalysisFingerprint {
+    static let salt = "naviscan 0.5.9"
+
     public static func visualizer(_ config: VisualizerConfig) -> String {
         digest(kind: "vis", config)
     }
@@ -16,7 +19,7 @@ public enum AnalysisFingerprint {
         encoder.outputFormatting = [.sortedKeys]
         let json = (try? encoder.encode(config)) ?? Data()
         var hasher = FNV1a64()
-        hasher.add("\(NaviscanVersion.name) \(NaviscanVersion.version) \(kind) ")
+        hasher.add("\(salt) \(kind) ")
         hasher.add(json)
         return CFormat.string("%016llx", hasher.value)
     }

@@ -4,8 +4,12 @@ public struct AnalysisOptions: Sendable, Hashable {
     public var visualizer: VisualizerConfig?
     /// DJ profile (loudness, silence edges, tempo); nil to skip it.
     public var profile: ProfileConfig?
-    /// The similarity features, measured with the profile (from the tempo stage's spectra).
-    public var features = true
+    /// Which of the profile's stages run (all of them by default). The similarity features come from
+    /// the tempo stage's spectra. Silence and loudness run together (the sample peak comes with the
+    /// silence edges), as do tempo and the beat grid.
+    public var profileStages = AnalysisStage.profile
+    /// The stored results of the profile's stages that do not run, where those that do read them.
+    public var prior: PriorResults?
     /// Frames per decoded block: the unit every stage processes.
     public var blockFrames: Int = 4096
 
@@ -31,4 +35,25 @@ public struct ProfileConfig: Sendable, Hashable, Codable {
     public var waveform = WaveformConfig()
 
     public init() {}
+}
+
+/// A track's stored results that a partial analysis reads in place of the stages it does not run:
+/// the tempo search is bounded by the silence edges and reads the loudness; the features read the
+/// tempo and the loudness range.
+public struct PriorResults: Sendable, Hashable {
+    public var silenceEnd: Double
+    public var silenceStart: Double?
+    public var lufs: Double?
+    public var loudnessRange: Double?
+    public var bpm: Double?
+    public var bpmConfidence: Double
+
+    public init(_ profile: TrackProfile) {
+        silenceEnd = profile.silenceEnd
+        silenceStart = profile.silenceStart
+        lufs = profile.lufs
+        loudnessRange = profile.loudnessRange
+        bpm = profile.bpm
+        bpmConfidence = profile.bpmConfidence
+    }
 }

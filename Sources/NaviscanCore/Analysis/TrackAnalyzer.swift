@@ -31,7 +31,7 @@ public struct TrackAnalysis: Sendable {
 ///                                                       └─ OnsetEnvelope (at its own rate) → summary → TempoEstimator
 ///                                                                             └─ SonicFeatureAccumulator → SonicFeatures
 ///
-/// Without visualizer frames the mono stream runs at the onset stage's own rate (or twice it, which
+/// Without visualizer options the mono stream runs at the onset stage's own rate (or twice it, which
 /// the stage halves itself, more cheaply than a general resampler), so it is converted once.
 public final class TrackAnalyzer {
     public let options: AnalysisOptions
@@ -82,23 +82,35 @@ public final class TrackAnalyzer {
 
         let visFrames = try options.visualizer.flatMap { config in try visSink.map { _ in try VisFrameAnalyzer(config: config) } }
         let profile = options.profile
+        let stages = options.profileStages
+        let measuresLevel = profile != nil && !stages.isDisjoint(with: [.silence, .loudness])
+        let measuresTempo = profile != nil && !stages.isDisjoint(with: [.tempo, .beatGrid])
+        let measuresFeatures = profile != nil && stages.contains(.features)
+        let prior = options.prior
         // The silence detector reads every sample's magnitude: the sample peak comes from it.
         // Below the rate BS.1770's filter is defined for, loudness is measured on a resampled copy.
-        let loudnessResampler = try profile.flatMap { _ in
+        let levelProfile = measuresLevel ? profile : nil
+        let loudnessResampler = try levelProfile.flatMap { _ in
             info.sampleRate < LoudnessMeter.minimumSampleRate
                 ? try Resampler(inputRate: info.sampleRate, outputRate: LoudnessMeter.resampledRate,
                                 maxInputFrames: blockFrames, channels: info.channels)
                 : nil
         }
-        let loudness = try profile.map {
+        let loudness = try levelProfile.map {
             try LoudnessMeter(config: $0.loudness, sampleRate: loudnessResampler?.outputRate ?? info.sampleRate,
                               layout: info.channelLayout, measuresSamplePeak: false)
         }
-        let silence = profile.map { SilenceDetector(config: $0.silence, sampleRate: info.sampleRate, channels: info.channels) }
-        let waveform = profile.map { WaveformAnalyzer(config: $0.waveform, sampleRate: info.sampleRate, channels: info.channels) }
-        let monoRate = visFrames != nil ? options.analysisRate : profile.map { Self.onsetInputRate(source: info.sampleRate, $0.onsets) } ?? options.analysisRate
-        let onsets = try profile.map { try OnsetEnvelope(config: $0.onsets, inputRate: monoRate, observer: onsetBandObserver,
-                                                         measuresFeatures: options.features) }
+        let silence = levelProfile.map { SilenceDetector(config: $0.silence, sampleRate: info.sampleRate, channels: info.channels) }
+        let waveform = (stages.contains(.waveform) ? profile : nil).map {
+            WaveformAnalyzer(config: $0.waveform, sampleRate: info.sampleRate, channels: info.channels)
+        }
+        let onsetProfile = measuresTempo || measuresFeatures ? profile : nil
+        // With visualizer options the mono stream runs at their rate even when no frames are written
+        // (a partial re-analysis), so the onsets, and all that comes from them, equal a full pass's.
+        let monoRate = options.visualizer != nil ? options.analysisRate
+            : onsetProfile.map { Self.onsetInputRate(source: info.sampleRate, $0.onsets) } ?? options.analysisRate
+        let onsets = try onsetProfile.map { try OnsetEnvelope(config: $0.onsets, inputRate: monoRate, observer: onsetBandObserver,
+                                                              measuresFeatures: measuresFeatures) }
         let mono = (visFrames != nil || onsets != nil)
             ? try AnalysisRateStream(source: info, rate: monoRate, maxBlockFrames: blockFrames) : nil
 
@@ -129,14 +141,19 @@ public final class TrackAnalyzer {
         if let visFrames, let visSink { frames = try visFrames.finish(duration: duration, into: visSink) }
         let silenceResult = silence?.finish()
         let loudnessResult = loudness?.finish(samplePeak: silenceResult?.samplePeak)
-        let tempo = both(profile, onsets).map { config, envelope in
-            TempoEstimator(config: config.tempo).estimate(envelope.finish(), soundStart: silenceResult?.silenceEnd ?? 0,
-                                                             soundEnd: silenceResult?.silenceStart,
-                                                             lufs: loudnessResult?.integratedLUFS)
+        // What a stage that does not run would have said comes from the stored results.
+        let soundStart = measuresLevel ? silenceResult?.silenceEnd ?? 0 : prior?.silenceEnd ?? 0
+        let soundEnd = measuresLevel ? silenceResult?.silenceStart : prior?.silenceStart
+        let lufs = measuresLevel ? loudnessResult?.integratedLUFS : prior?.lufs
+        let loudnessRange = measuresLevel ? loudnessResult?.loudnessRange : prior?.loudnessRange
+        let tempo = both(measuresTempo ? profile : nil, onsets).map { config, envelope in
+            TempoEstimator(config: config.tempo).estimate(envelope.finish(), soundStart: soundStart, soundEnd: soundEnd, lufs: lufs)
         }
         let features = both(profile, onsets?.features).flatMap { config, accumulator in
-            accumulator.finish(hopSeconds: 1 / config.onsets.frameRate, bpm: tempo?.bpm, tempoConfidence: tempo?.confidence ?? 0,
-                               loudnessRange: loudnessResult?.loudnessRange)
+            accumulator.finish(hopSeconds: 1 / config.onsets.frameRate,
+                               bpm: measuresTempo ? tempo?.bpm : prior?.bpm,
+                               tempoConfidence: measuresTempo ? tempo?.confidence ?? 0 : prior?.bpmConfidence ?? 0,
+                               loudnessRange: loudnessRange)
         }
         let elapsed = started.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
@@ -147,29 +164,6 @@ public final class TrackAnalyzer {
 }
 
 extension TrackAnalyzer {
-    /// The sound features alone, for a track whose profile is current but whose features are of an
-    /// older version: one decode through the onset stage only (no loudness, silence, waveform or
-    /// frames); the tempo and loudness range they include come from the stored profile.
-    public static func measureFeatures(path: String, profile: ProfileConfig, bpm: Double?, tempoConfidence: Double,
-                                       loudnessRange: Double?, blockFrames: Int = 4096,
-                                       isCancelled: () -> Bool = { false }) throws -> SonicFeatures? {
-        let decoder = try AudioDecoderFactory.open(path: path)
-        let info = decoder.info
-        let block = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * info.channels)
-        defer { block.deallocate() }
-        let rate = onsetInputRate(source: info.sampleRate, profile.onsets)
-        let onsets = try OnsetEnvelope(config: profile.onsets, inputRate: rate, measuresFeatures: true)
-        let mono = try AnalysisRateStream(source: info, rate: rate, maxBlockFrames: blockFrames)
-        while true {
-            if isCancelled() { throw AnalysisCancelled() }
-            let n = try decoder.read(into: block, maxFrames: blockFrames)
-            if n == 0 { break }
-            try mono.process(AudioBlock(samples: block, frameCount: n, channels: info.channels)) { onsets.process($0) }
-        }
-        return onsets.features?.finish(hopSeconds: 1 / profile.onsets.frameRate, bpm: bpm, tempoConfidence: tempoConfidence,
-                                       loudnessRange: loudnessRange)
-    }
-
     /// The rate the mono stream runs at for the onset stage alone.
     static func onsetInputRate(source: Int, _ onsets: OnsetEnvelope.Config) -> Int {
         source == 2 * onsets.rate ? source : onsets.rate

@@ -2,6 +2,10 @@
 /// decoder it returns has had its header checked against `StreamLimits` and hands out samples
 /// through `SampleGate`.
 public enum AudioDecoderFactory {
+    /// The decode stage's version (`AnalysisStage.decode`): bump it when what the decoders deliver
+    /// changes (samples, gapless trimming, channel handling); every stage of every track runs again.
+    public static let version = 1
+
     public static func open(path: String) throws -> AudioDecoder {
         let (format, size) = try FormatSniffer.sniffWithSize(path: path)
         let decoder: AudioDecoder

@@ -17,6 +17,10 @@ import CEbur128
 /// Edge values are part of the contract: input with no block above the −70 LUFS gate (silence, or
 /// shorter than one 400 ms block) has no integrated loudness, reported as `nil`, never −∞ or −70.
 public final class LoudnessMeter {
+    /// The loudness stage's version: bump it when loudness, range, true peak, the gating histogram
+    /// or the envelope the crossfade ramps come from change.
+    public static let version = 1
+
     public struct Config: Sendable, Hashable, Codable {
         /// Also measure true peak (4× oversampled); it costs noticeably more.
         public var truePeak = false

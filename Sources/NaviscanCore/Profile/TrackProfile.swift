@@ -177,6 +177,42 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         self.tags = tags
     }
 
+    /// This profile with the results of `stages` taken from `fresh`, a partial analysis of the same
+    /// file that ran them: silence and loudness go together (the peak and the ramps come from both),
+    /// as do tempo and the beat grid. The analyser and the time come from `fresh`. Album values stay
+    /// until the album pass measures the album again (a rewritten track changes its album's digest).
+    public func updating(_ stages: Set<AnalysisStage>, from fresh: TrackProfile) -> TrackProfile {
+        var updated = self
+        if !stages.isDisjoint(with: [.silence, .loudness]) {
+            updated.silenceEnd = fresh.silenceEnd
+            updated.silenceStart = fresh.silenceStart
+            updated.lufs = fresh.lufs
+            updated.loudnessRange = fresh.loudnessRange
+            updated.peakDB = fresh.peakDB
+            updated.truePeakDB = fresh.truePeakDB
+            updated.gainDB = fresh.gainDB
+            updated.loudnessNote = fresh.loudnessNote
+            updated.silent = fresh.silent
+            updated.replayGain = ReplayGain(trackGain: fresh.replayGain?.trackGain, trackPeak: fresh.replayGain?.trackPeak,
+                                            albumGain: replayGain?.albumGain, albumPeak: replayGain?.albumPeak,
+                                            fallbackGain: fresh.replayGain?.fallbackGain)
+            updated.startRamp = fresh.startRamp
+            updated.endRamp = fresh.endRamp
+            updated.outro = fresh.outro
+            updated.audibleEnd = fresh.audibleEnd
+        }
+        if !stages.isDisjoint(with: [.tempo, .beatGrid]) {
+            updated.bpm = fresh.bpm
+            updated.bpmConfidence = fresh.bpmConfidence
+            updated.bpmAlternates = fresh.bpmAlternates
+            updated.firstBeat = fresh.firstBeat
+            updated.beatGrid = fresh.beatGrid
+        }
+        updated.analyzer = fresh.analyzer
+        updated.analyzedAt = fresh.analyzedAt
+        return updated
+    }
+
     /// RFC 3339 in UTC to the second (`2026-11-23T04:05:06Z`), formatted directly: creating an
     /// ISO8601DateFormatter per track cost more than writing the track's profile.
     public static func timestamp(_ date: Date) -> String {

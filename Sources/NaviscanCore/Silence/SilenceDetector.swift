@@ -18,6 +18,9 @@ import Foundation
 /// fade into digital silence has zero windows, so neither is mistaken for noise.
 /// Memory: one 2-byte peak per 10 ms (200 bytes per second of audio).
 public final class SilenceDetector {
+    /// The silence stage's version: bump it when the edges or the sample peak change.
+    public static let version = 1
+
     public struct Config: Sendable, Hashable, Codable {
         public var thresholdDB: Double = -60
         public init(thresholdDB: Double = -60) { self.thresholdDB = thresholdDB }

@@ -5,6 +5,8 @@ import Foundation
 /// beat lies within `BeatGrid.tolerance` of its segment's line. Bars: every `meter`-th beat from
 /// `firstDownbeat`, when the meter is clear. Wire format: docs/profile-format.md ("Beat grid").
 public struct BeatGrid: Codable, Sendable, Equatable {
+    /// The beat-grid stage's version, also written in each grid: bump it when the grid's format or how
+    /// beats and bars are tracked changes.
     public static let version = 1
     /// Largest distance of a tracked beat from its segment's line, seconds: well inside the ±70 ms a
     /// beat is judged by, and above the 10 ms hop the beats are tracked at.

@@ -4,6 +4,9 @@
 /// first frames see zeros before t = 0 and the last ones zeros after the end. The stream is buffered in
 /// one fixed array: memory does not depend on the track's length.
 public final class VisFrameAnalyzer {
+    /// The visualizer stage's version: bump it when the frames it writes change.
+    public static let version = 1
+
     public let config: VisualizerConfig
     private let spectrum: SpectrumAnalyzer
     private let bands: BandMapper

@@ -43,6 +43,9 @@ public struct WaveformData: Sendable, Equatable {
 /// mean, as audiowaveform mixes) or per channel, fed the native-rate decoded blocks. The last slot
 /// may be shorter.
 public final class WaveformAnalyzer {
+    /// The waveform stage's version: bump it when the points it writes change.
+    public static let version = 1
+
     public let config: WaveformConfig
     private let channels: Int
     private var data: WaveformData

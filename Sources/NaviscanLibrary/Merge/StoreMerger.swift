@@ -88,9 +88,9 @@ public final class StoreMerger {
                 throw LibraryError.mergeRefused(reason: "\(first.directory) and \(shard.directory) were made with different analysis parameters ("
                     + Self.differences(first.parameters, shard.parameters).joined(separator: ", ") + "); scan every shard with the same settings, then merge")
             }
-            if shard.analyzerVersions.union(first.analyzerVersions).count > 1 {
-                throw LibraryError.mergeRefused(reason: "\(first.directory) and \(shard.directory) were analysed by different naviscan versions ("
-                    + shard.analyzerVersions.union(first.analyzerVersions).sorted().joined(separator: ", ") + "); scan every shard with the same naviscan, then merge")
+            if shard.stageVersions.union(first.stageVersions).count > 1 {
+                throw LibraryError.mergeRefused(reason: "\(first.directory) and \(shard.directory) hold tracks analysed by different versions of naviscan's analysers ("
+                    + shard.stageVersions.union(first.stageVersions).sorted().joined(separator: "; ") + "); scan every shard again with this naviscan, then merge")
             }
         }
     }
@@ -106,7 +106,7 @@ public final class StoreMerger {
         for shard in shards { merged.indices.formUnion(shard.coverage.indices) }
         let recorded = try store.shardCoverage()
         let heldWholeLibrary = try recorded == nil && store.count() > 0
-        let kept = try store.analyzerVersions().filter { !merged.contains(relativePath: $0.key) }.map(\.value)
+        let kept = try store.stageVersionsByPath().filter { !merged.contains(relativePath: $0.key) }.map(\.value)
         if !kept.isEmpty {
             if let recorded, recorded.count != merged.count {
                 throw LibraryError.mergeRefused(reason: "\(output) holds shards of a split into \(recorded.count), not \(merged.count); merge into a new folder")
@@ -116,9 +116,9 @@ public final class StoreMerger {
                 throw LibraryError.mergeRefused(reason: "\(output) holds tracks made with other analysis parameters ("
                     + Self.differences(parameters, shards[0].parameters).joined(separator: ", ") + "); merge into a new folder, or merge every shard again")
             }
-            let versions = Set(kept).union(shards[0].analyzerVersions)
+            let versions = Set(kept).union(shards[0].stageVersions)
             if versions.count > 1 {
-                throw LibraryError.mergeRefused(reason: "\(output) holds tracks analysed by another naviscan version (\(versions.sorted().joined(separator: ", "))); merge into a new folder, or merge every shard again")
+                throw LibraryError.mergeRefused(reason: "\(output) holds tracks analysed by other versions of naviscan's analysers (\(versions.sorted().joined(separator: "; "))); merge into a new folder, or merge every shard again")
             }
         }
         if heldWholeLibrary { return nil }
@@ -144,7 +144,7 @@ public final class StoreMerger {
             }
         }
         // OUT's tracks of this shard that the shard store no longer has: rows first, files after.
-        let gone = try store.analyzerVersions().keys.filter { shard.coverage.contains(relativePath: $0) && !present.contains($0) }
+        let gone = try store.stageVersionsByPath().keys.filter { shard.coverage.contains(relativePath: $0) && !present.contains($0) }
         guard !gone.isEmpty else { return }
         for key in try store.removeTracks(gone.sorted()) where !key.isEmpty { layout.removeOutputs(key: key) }
         summary.removed += gone.count
@@ -270,7 +270,8 @@ private struct ShardStore {
     let store: LibraryStore
     let coverage: ShardSet
     let parameters: AnalysisParameters
-    let analyzerVersions: Set<String>
+    /// The distinct stage versions of its rows (`stageVersionsByPath`).
+    let stageVersions: Set<String>
     let library: LibraryIdentity
     let failedPaths: Set<String>
 
@@ -293,7 +294,7 @@ private struct ShardStore {
             if !problems.isEmpty {
                 throw LibraryError.mergeSourceUnreadable(path: path, reason: "it is damaged (SQLite's check: \(problems.joined(separator: "; ")))")
             }
-            paths = try store.analyzerVersions()
+            paths = try store.stageVersionsByPath()
             recordedCoverage = try store.shardCoverage()
             recordedParameters = try store.analysisParameters()
             library = try store.libraryIdentity()
@@ -305,7 +306,7 @@ private struct ShardStore {
         } catch {
             throw LibraryError.mergeSourceUnreadable(path: path, reason: "\(error)")
         }
-        analyzerVersions = Set(paths.values)
+        stageVersions = Set(paths.values)
         guard let coverage = recordedCoverage else {
             throw LibraryError.mergeRefused(reason: "\(directory) is not a shard's store (it was scanned as a whole library); merge the output folders of shard scans")
         }

@@ -62,7 +62,8 @@ public final class LibraryScanner: @unchecked Sendable {
         }
 
         let writer = StoreWriter(store: store, flushPath: options.output)
-        let processor = TrackProcessor(layout: layout, visualizer: options.visualizer, profile: options.profile, logger: logger)
+        let processor = TrackProcessor(layout: layout, visualizer: options.visualizer, profile: options.profile,
+                                       stageVersions: options.stageVersions, logger: logger)
         let work: [WorkItem]
         do {
             work = try applyStoreDecisions(plan, listing: listing, store: store, writer: writer, processor: processor, summary: &summary)
@@ -71,7 +72,7 @@ public final class LibraryScanner: @unchecked Sendable {
             throw error
         }
         publishPlan(work, listing: listing, summary: summary)
-        var (outcomes, fault) = analyse(work, store: store, writer: writer, processor: processor)
+        var (outcomes, done, fault) = analyse(work, store: store, writer: writer, processor: processor)
         do { try writer.finish() } catch { fault = fault ?? error }
         logger.debug("tracks recorded", metadata: ["tracks": "\(outcomes.count)", "seconds": "\(seconds(since: startedAt))"])
         if fault == nil {
@@ -79,6 +80,7 @@ public final class LibraryScanner: @unchecked Sendable {
             if fault == nil { normaliseFeatures(store: store) }
         }
         summary.add(outcomes, of: work.count, fault: fault, stopped: isStopping)
+        summary.work = WorkBreakdown(done, requested: options.freshness.requested)
         for i in summary.failures.indices where failedBefore.contains(summary.failures[i].relativePath) {
             summary.failures[i].known = true
         }
@@ -191,14 +193,15 @@ public final class LibraryScanner: @unchecked Sendable {
     /// The work pool: one decode per file; each row goes to the writer once its files are written.
     /// Returns the outcomes of the files done and the fault that stopped the pool, if any.
     private func analyse(_ work: [WorkItem], store: LibraryStore, writer: StoreWriter,
-                         processor: TrackProcessor) -> (outcomes: [TrackOutcome], fault: Error?) {
-        // Both guarded by `lock`.
+                         processor: TrackProcessor) -> (outcomes: [TrackOutcome], analysed: [TrackWork], fault: Error?) {
+        // All three guarded by `lock`.
         nonisolated(unsafe) var outcomes: [TrackOutcome] = []
+        nonisolated(unsafe) var analysed: [TrackWork] = []
         nonisolated(unsafe) var fault: Error?
         WorkPool(jobs: options.jobs).run(work, shouldStop: { [self] in isStopping || writer.fault != nil }) { [self] _, item in
             do {
                 let previous = try item.previous.flatMap { try store.track(relativePath: $0.relativePath) }
-                let outcome = try processor.process(item.file, previous: previous, isCancelled: { self.isStopping }, onDecoded: { seconds in
+                let outcome = try processor.process(item.file, previous: previous, work: item.work, isCancelled: { self.isStopping }, onDecoded: { seconds in
                     self.lock.lock()
                     self.live.audioSecondsDecoded += seconds
                     self.lock.unlock()
@@ -211,7 +214,9 @@ public final class LibraryScanner: @unchecked Sendable {
                 live.finished += 1
                 live.bytesFinished += item.file.size
                 switch outcome {
-                case .analysed(_, let seconds): live.audioSeconds += seconds
+                case .analysed(_, let seconds):
+                    live.audioSeconds += seconds
+                    analysed.append(item.work)
                 case .failed, .unreadable: live.failed += 1
                 }
                 lock.unlock()
@@ -225,7 +230,7 @@ public final class LibraryScanner: @unchecked Sendable {
             }
         }
         logger.debug("tracks analysed", metadata: ["tracks": "\(outcomes.count)", "seconds": "\(seconds(since: startedAt))"])
-        return (outcomes, fault)
+        return (outcomes, analysed, fault)
     }
 
     /// The features' normalisation over the library as it now is (for `naviscan similar` and /similar).

@@ -33,6 +33,8 @@ public struct ScanOptions: Sendable {
     /// The analysis parameters to record with the scan (the settings that made `visualizer` and
     /// `profile`), so that a later plain scan analyses the same way; nil records none.
     public var parameters: AnalysisParameters?
+    /// The stage versions of this build; a test changes one to see what an upgrade does.
+    public var stageVersions = StageVersions.current
 
     public init(library: String, output: String, visualizer: VisualizerConfig?, profile: ProfileConfig?, jobs: Int, force: Bool = false) {
         self.library = library
@@ -47,6 +49,7 @@ public struct ScanOptions: Sendable {
 extension ScanOptions {
     /// The freshness rule these options ask for.
     public var freshness: TrackFreshness {
-        TrackFreshness(visualizer: visualizer, profile: profile, layout: OutputLayout(root: output), force: force, retryFailed: retryFailed)
+        TrackFreshness(visualizer: visualizer, profile: profile, layout: OutputLayout(root: output), force: force, retryFailed: retryFailed,
+                      versions: stageVersions)
     }
 }

@@ -1,10 +1,17 @@
 import Foundation
 import NaviscanStore
 
-/// A file to analyse, with the row it had (nil when new).
+/// A file to analyse, with the row it had (nil when new) and what to run.
 public struct WorkItem: Sendable {
     public var file: LibraryFile
     public var previous: TrackRecord?
+    public var work: TrackWork = .full
+
+    public init(file: LibraryFile, previous: TrackRecord?, work: TrackWork = .full) {
+        self.file = file
+        self.previous = previous
+        self.work = work
+    }
 }
 
 /// A stored track that moved: the file at `to` has the same audio as the vanished row `from`.

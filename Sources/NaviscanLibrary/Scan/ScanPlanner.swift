@@ -52,17 +52,19 @@ public struct ScanPlanner: Sendable {
         let (rows, storedRows) = (rowByPath, stored)
         // Each chunk writes its own indices only.
         nonisolated(unsafe) let rowOfFile = UnsafeMutableBufferPointer<Int>.allocate(capacity: files.count)
-        nonisolated(unsafe) let stale = UnsafeMutableBufferPointer<Bool>.allocate(capacity: files.count)
+        nonisolated(unsafe) let works = UnsafeMutableBufferPointer<TrackWork?>.allocate(capacity: files.count)
+        _ = works.initialize(repeating: nil)
         defer {
             rowOfFile.deallocate()
-            stale.deallocate()
+            works.deinitialize()
+            works.deallocate()
         }
         let chunks = max(1, min(options.jobs, files.count / 1000))
         DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
             for i in (files.count * chunk / chunks)..<(files.count * (chunk + 1) / chunks) {
                 let row = rows[files[i].relativePath] ?? -1
                 rowOfFile[i] = row
-                stale[i] = row < 0 || freshness.needsAnalysis(files[i], storedRows[row])
+                works[i] = row < 0 ? .full : freshness.work(files[i], storedRows[row])
             }
         }
         var present = [Bool](repeating: false, count: stored.count)
@@ -76,7 +78,7 @@ public struct ScanPlanner: Sendable {
         // Moved files: a new path whose audio matches a vanished row is re-linked, not decoded.
         var relinked: Set<String> = []
         if !vanished.isEmpty {
-            var candidates = Dictionary(grouping: vanished.filter { $0.status == .ok && $0.contentHash != nil && !TrackFreshness.madeByAnotherVersion($0) }, by: \.size)
+            var candidates = Dictionary(grouping: vanished.filter { $0.status == .ok && $0.contentHash != nil && freshness.current($0) }, by: \.size)
             for (i, file) in files.enumerated() where rowOfFile[i] < 0 {
                 guard var sameSize = candidates[file.size], !sameSize.isEmpty, let hash = contentHash(file),
                       let match = sameSize.firstIndex(where: { $0.contentHash == hash }) else { continue }
@@ -107,8 +109,8 @@ public struct ScanPlanner: Sendable {
             }
             let record = stored[rowOfFile[i]]
             if record.missingSince != nil { plan.reappeared.append(record.relativePath) }
-            if stale[i] {
-                plan.work.append(WorkItem(file: file, previous: record))
+            if let work = works[i] {
+                plan.work.append(WorkItem(file: file, previous: record, work: work))
             } else if record.status == .failed {
                 plan.knownFailures.append(ScanFailure(relativePath: file.relativePath, reason: record.errorMessage ?? "failed", known: true))
             } else {

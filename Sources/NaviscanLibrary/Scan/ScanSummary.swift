@@ -46,6 +46,8 @@ public struct ScanSummary: Encodable, Sendable {
     public var interrupted = false
     /// Albums whose loudness was measured again (from stored data) because a member changed.
     public var albumsMeasured = 0
+    /// The analysed tracks by kind of work: whole, or some stages only.
+    public var work = WorkBreakdown([], requested: [])
 
     public var realtimeFactor: Double { wallSeconds > 0 ? audioSeconds / wallSeconds : 0 }
 
@@ -53,7 +55,7 @@ public struct ScanSummary: Encodable, Sendable {
         case total, shard, otherShards = "other_shards", analysed, unchanged, failed, pruned, relinked, keptMissing = "kept_missing"
         case pruneHeldBack = "prune_held_back", unverified, fault, pending, storeSetAside = "store_set_aside", unsupported, symlinkLoops = "symlink_loops", externalLinks = "external_links", failures
         case unsupportedFiles = "unsupported_files", audioSeconds = "audio_seconds", wallSeconds = "wall_seconds"
-        case interrupted, realtimeFactor = "x_realtime", albumsMeasured = "albums_measured"
+        case interrupted, realtimeFactor = "x_realtime", albumsMeasured = "albums_measured", work
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -81,6 +83,7 @@ public struct ScanSummary: Encodable, Sendable {
         try c.encode((wallSeconds * 1000).rounded() / 1000, forKey: .wallSeconds)
         try c.encode(interrupted, forKey: .interrupted)
         try c.encode(albumsMeasured, forKey: .albumsMeasured)
+        try c.encode(work, forKey: .work)
         try c.encode((realtimeFactor * 10).rounded() / 10, forKey: .realtimeFactor)
     }
 }

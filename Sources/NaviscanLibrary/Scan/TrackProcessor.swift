@@ -27,32 +27,42 @@ public final class TrackProcessor: @unchecked Sendable {
     public let profile: ProfileConfig?
     private let durability: AtomicFile.Durability
     private let profileFileWriter: ProfileFileWriter
+    /// The versions the stages that run are recorded with.
+    private let stageVersions: StageVersions
     private let logger: Logger
     private let madeDirectories = Mutex<Set<String>>([])
 
     public init(layout: OutputLayout, visualizer: VisualizerConfig?, profile: ProfileConfig?,
-                durability: AtomicFile.Durability = .deferred, profileFileWriter: ProfileFileWriter = .albumPass, logger: Logger) {
+                durability: AtomicFile.Durability = .deferred, profileFileWriter: ProfileFileWriter = .albumPass,
+                stageVersions: StageVersions = .current, logger: Logger) {
         self.layout = layout
         self.visualizer = visualizer
         self.profile = profile
         self.durability = durability
         self.profileFileWriter = profileFileWriter
+        self.stageVersions = stageVersions
         self.logger = logger
     }
 
     /// Analyses one file. `previous` is its full stored row, if any: outputs this run does not
-    /// recompute are kept from it while the file is unchanged.
+    /// recompute are kept from it while the file is unchanged. `work`: everything, or only some
+    /// stages of an unchanged file (`TrackFreshness`).
     /// `onDecoded` hears of each decoded stretch (seconds), for progress inside a long file.
-    public func process(_ file: LibraryFile, previous: TrackRecord?, isCancelled: () -> Bool = { false },
+    public func process(_ file: LibraryFile, previous: TrackRecord?, work: TrackWork = .full, isCancelled: () -> Bool = { false },
                         onDecoded: (Double) -> Void = { _ in }) throws -> TrackOutcome {
         let key = OutputLayout.key(forRelativePath: file.relativePath)
-        if let previous, let refreshed = try featuresOnly(file, previous: previous, isCancelled: isCancelled) { return refreshed }
+        if case .stages(let stages) = work, let previous,
+           let partial = try reanalyse(stages, of: file, previous: previous, isCancelled: isCancelled, onDecoded: onDecoded) {
+            return partial
+        }
         var record = TrackRecord(file: file, key: key, analyzerVersion: NaviscanVersion.version,
                                  analyzedAt: TrackProfile.timestamp(Date()), changedAt: Date().timeIntervalSince1970)
-        let fileUnchanged = previous.map { TrackFreshness.sameFileAndAnalyser(file, $0) } ?? false
+        let fileUnchanged = previous.map { $0.size == file.size && $0.mtime == file.mtime } ?? false
+        var versions = StageVersions([:])
         if fileUnchanged, let previous, previous.status == .ok {
             if visualizer == nil { record.visFingerprint = previous.visFingerprint; record.visStamp = previous.visStamp }
             if profile == nil { keepProfile(of: previous, in: &record) }
+            versions = previous.analysedWith ?? versions
         }
         // Read apart from the decode (a tag-only edit changes size or mtime, so it is read again).
         record.tags = TagReader.read(path: file.path)
@@ -72,38 +82,21 @@ public final class TrackProcessor: @unchecked Sendable {
                 record.visStamp = OutputStamp.of(path: visPath)
             }
             if let config = profile {
-                let profile = TrackProfile(relativePath: file.relativePath, analysis: analysis, config: config, tags: record.tags)
-                let json = try profile.jsonData()
-                record.profileFingerprint = AnalysisFingerprint.profile(config)
-                record.profileStamp = nil
-                if profileFileWriter == .processor {
-                    try createOutputDirectory(for: profilePath)
-                    try AtomicFile.write(json, to: profilePath, durability: durability)
-                    record.profileStamp = OutputStamp.of(path: profilePath)
-                }
-                record.bpm = profile.bpm
-                record.bpmConfidence = profile.bpmConfidence
-                record.lufs = profile.lufs
-                record.gainDB = profile.gainDB
-                record.silenceEnd = profile.silenceEnd
-                record.silenceStart = profile.silenceStart
-                record.silent = profile.silent
-                record.profileJSON = String(decoding: json, as: UTF8.self)
+                try record.setProfile(TrackProfile(relativePath: file.relativePath, analysis: analysis, config: config, tags: record.tags),
+                                      config: config)
+                try writeProfileFileIfOurs(record: &record)
                 record.gatingHistogram = analysis.loudness?.histogram?.encoded()
                 record.features = analysis.features?.data
-                record.featuresVersion = SonicFeatures.version
-                if let waveform = analysis.waveform {
-                    let datPath = layout.waveformPath(key: key)
-                    try createOutputDirectory(for: datPath)
-                    try WaveformFile.write(waveform, bits: config.waveform.bits, datPath: datPath,
-                                           rmsPath: layout.waveformRMSPath(key: key), durability: durability)
-                }
+                record.featuresVersion = stageVersions[.features]
+                if let waveform = analysis.waveform { try writeWaveform(waveform, config: config, key: key) }
             }
             // Drop outputs left over from an older version of the file.
             if record.visFingerprint == nil { OutputLayout.removeFile(layout.visPath(key: key)) }
             if record.profileFingerprint == nil {
                 for path in [profilePath, layout.waveformPath(key: key), layout.waveformRMSPath(key: key)] { OutputLayout.removeFile(path) }
             }
+            let ran = AnalysisStage.of(visualizer: visualizer != nil, profile: profile != nil)
+            record.stageVersions = recorded(versions, ran: ran, holding: record).description
             return .analysed(record, seconds: analysis.duration)
         } catch let error as AnalysisCancelled {
             throw error
@@ -118,38 +111,108 @@ public final class TrackProcessor: @unchecked Sendable {
             record.visFingerprint = nil
             record.visStamp = nil
             keepProfile(of: nil, in: &record)
+            // Retried when a stage changes (or the file does).
+            record.stageVersions = stageVersions.description
             layout.removeOutputs(key: key)
             return .failed(record, reason: record.errorMessage ?? "failed")
         }
     }
 
-    /// When all that is stale is the sound features (a new `SonicFeatures.version`): the file, its
-    /// profile and frames are current, so only the features are measured and the row keeps the rest.
-    /// Nil when anything else needs the full analysis.
-    private func featuresOnly(_ file: LibraryFile, previous: TrackRecord, isCancelled: () -> Bool) throws -> TrackOutcome? {
-        guard let profile, TrackFreshness.featuresStale(previous), TrackFreshness.sameFileAndAnalyser(file, previous),
-              previous.profileFingerprint == AnalysisFingerprint.profile(profile),
-              let json = previous.profileJSON, let stored = try? StoredProfile.read(Data(json.utf8)) else { return nil }
-        if let visualizer {
-            guard previous.visFingerprint == AnalysisFingerprint.visualizer(visualizer),
-                  let stamp = previous.visStamp, OutputStamp.of(path: layout.visPath(key: previous.key)) == stamp else { return nil }
+    /// The stages of an unchanged, analysed file that must run again, in one decode; the row keeps
+    /// the rest, and the files of stages that do not run (frames, waveform) are not touched. Nil when
+    /// the stored results cannot be built on (the full analysis runs instead).
+    private func reanalyse(_ stages: Set<AnalysisStage>, of file: LibraryFile, previous: TrackRecord,
+                           isCancelled: () -> Bool, onDecoded: (Double) -> Void) throws -> TrackOutcome? {
+        guard previous.status == .ok, previous.size == file.size, previous.mtime == file.mtime,
+              let versions = previous.analysedWith else { return nil }
+        let runsVisualizer = visualizer != nil && stages.contains(.visualizer)
+        let profileStages = profile != nil ? stages.intersection(AnalysisStage.profile) : []
+        // The stored profile the stages that run are merged into; every profile stage running (new
+        // parameters) needs none.
+        var stored: TrackProfile?
+        let wholeProfile = profileStages == AnalysisStage.profile
+        if !profileStages.isEmpty && !wholeProfile {
+            guard previous.profileFingerprint == profile.map(AnalysisFingerprint.profile), let json = previous.profileJSON,
+                  let decoded = try? JSONDecoder().decode(TrackProfile.self, from: Data(json.utf8)) else { return nil }
+            stored = decoded
         }
-        if let stamp = previous.profileStamp, OutputStamp.of(path: layout.profilePath(key: previous.key)) != stamp { return nil }
+        guard runsVisualizer || !profileStages.isEmpty else { return nil }
+        // The visualizer options go along even when no frames are written: they set the rate the
+        // onsets are measured at, as in the full pass.
+        var options = AnalysisOptions(visualizer: visualizer, profile: profileStages.isEmpty ? nil : profile)
+        options.profileStages = profileStages
+        options.prior = stored.map(PriorResults.init)
         var record = previous
+        record.analyzerVersion = NaviscanVersion.version
+        record.changedAt = Date().timeIntervalSince1970
+        let key = previous.key
+        let visPath = runsVisualizer ? layout.visPath(key: key) : nil
         do {
-            let features = try TrackAnalyzer.measureFeatures(path: file.path, profile: profile, bpm: previous.bpm,
-                                                             tempoConfidence: previous.bpmConfidence ?? 0,
-                                                             loudnessRange: stored.loudnessRange, isCancelled: isCancelled)
-            record.features = features?.data
-            record.featuresVersion = SonicFeatures.version
+            if let visPath { try createOutputDirectory(for: visPath) }
+            let analysis = try TrackAnalyzer(options: options, logger: logger)
+                .analyze(path: file.path, visOutput: visPath, durability: durability, isCancelled: isCancelled, onDecoded: onDecoded)
+            if let visualizer, let visPath {
+                record.visFingerprint = AnalysisFingerprint.visualizer(visualizer)
+                record.visStamp = OutputStamp.of(path: visPath)
+            }
+            if let config = profile, !profileStages.isEmpty {
+                // The features, the waveform and the frames are not in the profile: it is rewritten
+                // only when a stage it holds ran.
+                if !profileStages.isDisjoint(with: [.silence, .loudness, .tempo, .beatGrid]) {
+                    if let stored {
+                        let fresh = TrackProfile(relativePath: file.relativePath, analysis: analysis, config: config)
+                        try record.setProfile(stored.updating(profileStages, from: fresh), config: config)
+                    } else {
+                        record.tags = TagReader.read(path: file.path)
+                        try record.setProfile(TrackProfile(relativePath: file.relativePath, analysis: analysis, config: config, tags: record.tags),
+                                              config: config)
+                    }
+                    record.analyzedAt = TrackProfile.timestamp(Date())
+                    try writeProfileFileIfOurs(record: &record)
+                }
+                if !profileStages.isDisjoint(with: [.silence, .loudness]) { record.gatingHistogram = analysis.loudness?.histogram?.encoded() }
+                if profileStages.contains(.features) {
+                    record.features = analysis.features?.data
+                    record.featuresVersion = stageVersions[.features]
+                }
+                if let waveform = analysis.waveform { try writeWaveform(waveform, config: config, key: key) }
+            }
         } catch let error as AnalysisCancelled {
             throw error
         } catch {
+            if let fault = LibraryError.fault(error) { throw fault }
             // Whatever it is, the full analysis words it and records it.
             return nil
         }
-        record.changedAt = Date().timeIntervalSince1970
+        let ran = AnalysisStage.of(visualizer: runsVisualizer, profile: false).union(profileStages)
+        record.stageVersions = recorded(versions, ran: ran, holding: record).description
         return .analysed(record, seconds: previous.duration ?? 0)
+    }
+
+    /// The versions a row records after `ran` ran: theirs become this build's; the decode stage's
+    /// only when every stage the row holds ran on this build's decoding.
+    private func recorded(_ previous: StageVersions, ran: Set<AnalysisStage>, holding record: TrackRecord) -> StageVersions {
+        var versions = previous
+        for stage in ran { versions[stage] = stageVersions[stage] }
+        if ran.isSuperset(of: TrackFreshness.held(record)) { versions[.decode] = stageVersions[.decode] }
+        return versions
+    }
+
+    /// The processor writes the profile file itself when it is the writer (the server's precompute);
+    /// otherwise the row goes without a stamp, and the album pass writes the file.
+    private func writeProfileFileIfOurs(record: inout TrackRecord) throws {
+        guard profileFileWriter == .processor, let json = record.profileJSON else { return }
+        let path = layout.profilePath(key: record.key)
+        try createOutputDirectory(for: path)
+        try AtomicFile.write(Data(json.utf8), to: path, durability: durability)
+        record.profileStamp = OutputStamp.of(path: path)
+    }
+
+    private func writeWaveform(_ waveform: WaveformData, config: ProfileConfig, key: String) throws {
+        let datPath = layout.waveformPath(key: key)
+        try createOutputDirectory(for: datPath)
+        try WaveformFile.write(waveform, bits: config.waveform.bits, datPath: datPath,
+                               rmsPath: layout.waveformRMSPath(key: key), durability: durability)
     }
 
     /// Carries a moved file's analysis to its new path: the frame file is linked under the new key,
@@ -239,5 +302,22 @@ public final class TrackProcessor: @unchecked Sendable {
         if madeDirectories.withLock({ $0.contains(directory) }) { return }
         try OutputLayout.createDirectory(directory)
         madeDirectories.withLock { _ = $0.insert(directory) }
+    }
+}
+
+extension TrackRecord {
+    /// The row's copy of `profile` and the columns read from it; no file stamp (it is not written yet).
+    mutating func setProfile(_ profile: TrackProfile, config: ProfileConfig) throws {
+        let json = try profile.jsonData()
+        profileFingerprint = AnalysisFingerprint.profile(config)
+        profileStamp = nil
+        bpm = profile.bpm
+        bpmConfidence = profile.bpmConfidence
+        lufs = profile.lufs
+        gainDB = profile.gainDB
+        silenceEnd = profile.silenceEnd
+        silenceStart = profile.silenceStart
+        silent = profile.silent
+        profileJSON = String(decoding: json, as: UTF8.self)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import NaviscanCore
 import NaviscanStore
+import Synchronization
 
 /// Why a similarity question has no answer.
 public enum SimilarityError: Error, CustomStringConvertible, Equatable {
@@ -39,6 +40,9 @@ public struct SimilarTracks: Sendable {
     private let rows: [String: LibraryStore.FeatureRow]
     /// Every present track, with features or not.
     private let stored: Set<String>
+    private let store: LibraryStore
+    /// Tags as answers and mixes read them: a few hundred tracks of a query, not the library.
+    private let tagCache = TagCache()
 
     /// The store's tracks with features; the normalisation is the store's when current, else measured
     /// here (and recorded when the store can be written).
@@ -53,7 +57,16 @@ public struct SimilarTracks: Sendable {
         index = SimilarityIndex(rows: features.map { ($0.relativePath, $0.features) }, normalisation: scale)
         rows = Dictionary(features.map { ($0.relativePath, $0) }, uniquingKeysWith: { a, _ in a })
         stored = Set(try store.allTrackPaths())
+        self.store = store
     }
+
+    /// Reads the tags of `paths` not read yet.
+    private func loadTags(_ paths: [String]) throws {
+        let missing = tagCache.missing(paths)
+        if !missing.isEmpty { tagCache.add(try store.tags(of: missing), asked: missing) }
+    }
+
+    private func tags(_ path: String) -> TrackTags { tagCache.tags(path) }
 
     private func check(_ path: String) throws {
         guard stored.contains(path) else { throw SimilarityError.unknownTrack(path) }
@@ -64,13 +77,15 @@ public struct SimilarTracks: Sendable {
         let row = rows[neighbour.id]
         let duplicate = neighbour.id != query && isSameRecording(neighbour.id, query)
         return Match(relativePath: neighbour.id, similarity: (neighbour.similarity * 1000).rounded() / 1000, duplicate: duplicate,
-                     duration: row?.duration ?? 0, tags: row?.tags ?? TrackTags())
+                     duration: row?.duration ?? 0, tags: tags(neighbour.id))
     }
 
     /// The `count` tracks that sound most like `path`, most similar first; never `path` itself.
     public func similar(to path: String, count: Int) throws -> [Match] {
         try check(path)
-        return (index.nearest(to: path, count: count) ?? []).map { match($0, query: path) }
+        let neighbours = index.nearest(to: path, count: count) ?? []
+        try loadTags(neighbours.map(\.id))
+        return neighbours.map { match($0, query: path) }
     }
 
     /// An instant mix of `count` tracks (the seed first): tracks like the seed, each next one near
@@ -79,8 +94,10 @@ public struct SimilarTracks: Sendable {
     /// the mix are left out.
     public func mix(from seed: String, count: Int) throws -> [Match] {
         try check(seed)
+        try loadTags([seed])
         guard count > 1 else { return [match(.init(id: seed, similarity: 1, distance: 0), query: seed)] }
         let pool = index.nearest(to: seed, count: min(index.count, max(4 * count, 50))) ?? []
+        try loadTags(pool.map(\.id))
         let cap = max(2, (count + 7) / 8)
         var chosen: [Match] = [match(.init(id: seed, similarity: 1, distance: 0), query: seed)]
         var used: Set<String> = [seed]
@@ -113,9 +130,11 @@ public struct SimilarTracks: Sendable {
         try check(from)
         try check(to)
         let steps = max(2, count)
-        return (index.path(from: from, to: to, steps: steps) { candidate in
+        let tracks = index.path(from: from, to: to, steps: steps) { candidate in
             !isSameRecording(candidate, from) && !isSameRecording(candidate, to)
-        } ?? []).map { match($0, query: from) }
+        } ?? []
+        try loadTags(tracks.map(\.id))
+        return tracks.map { match($0, query: from) }
     }
 
     /// The same recording: the same sound (similarity ≥ 0.99), the same length (±0.5 s: an
@@ -130,11 +149,11 @@ public struct SimilarTracks: Sendable {
 
     /// The album as the album pass groups it (one album, not one disc).
     private func albumKey(_ path: String) -> String {
-        AlbumGain.albumKey(tags: rows[path]?.tags, relativePath: path, perDisc: false)
+        AlbumGain.albumKey(tags: tags(path), relativePath: path, perDisc: false)
     }
 
     private func artist(_ path: String) -> String? {
-        (rows[path]?.tags.artist ?? rows[path]?.tags.albumArtist)?.lowercased()
+        (tags(path).artist ?? tags(path).albumArtist)?.lowercased()
     }
 
     /// An M3U8 playlist as written, and the tracks it had to leave out.
@@ -179,4 +198,18 @@ public struct SimilarTracks: Sendable {
         while common < base.count, common < parts.count - 1, base[common] == parts[common] { common += 1 }
         return (Array(repeating: "..", count: base.count - common) + parts[common...]).joined(separator: "/")
     }
+}
+
+/// The tags a `SimilarTracks` has read, shared by its copies and the server's concurrent queries.
+private final class TagCache: Sendable {
+    private let known = Mutex<[String: TrackTags]>([:])
+
+    func missing(_ paths: [String]) -> [String] { known.withLock { known in paths.filter { known[$0] == nil } } }
+
+    /// `asked` paths without tags are remembered as having none.
+    func add(_ tags: [String: TrackTags], asked: [String]) {
+        known.withLock { known in for path in asked { known[path] = tags[path] ?? TrackTags() } }
+    }
+
+    func tags(_ path: String) -> TrackTags { known.withLock { $0[path] } ?? TrackTags() }
 }

@@ -81,8 +81,9 @@ actor PrecomputeQueue {
                 defer { withExtendedLifetime(lock) {} }
                 do {
                     let previous = try store.track(relativePath: file.relativePath)
-                    if let previous, !freshness.needsAnalysis(file, previous) { return }
-                    let outcome = try processor.process(file, previous: previous)
+                    let work = previous.map { freshness.work(file, $0) } ?? .full
+                    guard let work else { return }
+                    let outcome = try processor.process(file, previous: previous, work: work)
                     if let record = outcome.recordToCommit {
                         // The processor synced this track's files itself (durability .immediate).
                         try StoreWriter.commitNow(.init(changes: [.save(record)]), store: store, flushPath: nil)

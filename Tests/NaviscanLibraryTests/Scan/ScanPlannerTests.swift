@@ -20,6 +20,7 @@ struct ScanPlannerTests {
         r.visFingerprint = AnalysisFingerprint.visualizer(VisualizerConfig())
         r.profileFingerprint = AnalysisFingerprint.profile(ProfileConfig())
         r.featuresVersion = SonicFeatures.version
+        r.stageVersions = StageVersions.current.description
         r.visStamp = "ok"
         r.profileStamp = "ok"
         r.contentHash = hash ?? "hash of \(file.relativePath)"
@@ -106,7 +107,34 @@ struct ScanPlannerTests {
         #expect(other.relinks.isEmpty && other.work.map(\.file.relativePath) == ["new/song.flac"] && other.keptMissing.count == 1)
     }
 
-    @Test("Failed tracks: access errors are retried, the file's own are not unless --retry-failed or a new analyser")
+    @Test("Per stage: a stage's new version re-runs it and the stages that read it; the product version alone re-runs nothing; rows before stage versions are analysed whole")
+    func stageWork() {
+        let f = file("song.flac")
+        func work(_ row: TrackRecord, _ change: (inout ScanOptions) -> Void = { _ in }) -> [TrackWork] {
+            var o = options
+            change(&o)
+            return planner(o).plan(listing: listing([f]), stored: [row], identity: known).work.map(\.work)
+        }
+        var otherRelease = record(f)
+        otherRelease.analyzerVersion = "9.9.9"
+        #expect(work(otherRelease).isEmpty)
+        #expect(work(record(f)) { $0.stageVersions[.tempo] = 2 } == [.stages([.tempo, .beatGrid, .features])])
+        #expect(work(record(f)) { $0.stageVersions[.beatGrid] = 2 } == [.stages([.beatGrid])])
+        #expect(work(record(f)) { $0.stageVersions[.silence] = 2 } == [.stages([.silence, .loudness, .tempo, .beatGrid, .features])])
+        #expect(work(record(f)) { $0.stageVersions[.visualizer] = 2 } == [.stages([.visualizer])])
+        #expect(work(record(f)) { $0.stageVersions[.features] = 2 } == [.stages([.features])])
+        #expect(work(record(f)) { $0.stageVersions[.decode] = 2 } == [.full])
+        // Versions of stages this scan does not write wait for a scan that does.
+        #expect(work(record(f)) { $0.stageVersions[.visualizer] = 2; $0.visualizer = nil }.isEmpty)
+        var newFrames = record(f)
+        newFrames.visFingerprint = "other parameters"
+        #expect(work(newFrames) == [.stages([.visualizer])])
+        var before059 = record(f)
+        before059.stageVersions = nil
+        #expect(work(before059) == [.full])
+    }
+
+    @Test("Failed tracks: access errors are retried, the file's own are not unless --retry-failed or a stage changed")
     func retries() {
         let f = file("bad.mp3")
         var failed = record(f)
@@ -120,9 +148,12 @@ struct ScanPlannerTests {
         var o = options
         o.retryFailed = true
         #expect(planner(o).plan(listing: listing([f]), stored: [failed], identity: known).work.count == 1)
-        var old = failed
-        old.analyzerVersion = "0.0.1"
-        #expect(planner().plan(listing: listing([f]), stored: [old], identity: known).work.count == 1)
+        var otherRelease = failed
+        otherRelease.analyzerVersion = "9.9.9"
+        #expect(planner().plan(listing: listing([f]), stored: [otherRelease], identity: known).work.isEmpty)
+        var newDecoders = options
+        newDecoders.stageVersions[.decode] = 2
+        #expect(planner(newDecoders).plan(listing: listing([f]), stored: [failed], identity: known).work.map(\.work) == [.full])
     }
 
     @Test("An output file replaced or gone since its row was written is analysed again")

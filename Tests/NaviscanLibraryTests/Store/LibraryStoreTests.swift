@@ -15,6 +15,7 @@ func storedTrack(_ path: String, size: Int64 = 1000, status: TrackRecord.Status 
         record.visFingerprint = AnalysisFingerprint.visualizer(VisualizerConfig())
         record.profileFingerprint = AnalysisFingerprint.profile(ProfileConfig())
         record.featuresVersion = SonicFeatures.version
+        record.stageVersions = StageVersions.current.description
     } else {
         record.errorMessage = "does not decode"
         record.failureKind = .file
@@ -145,7 +146,7 @@ struct LibraryStoreTests {
         let a = try #require(try await store.track(relativePath: "a.flac"))
         let b = try #require(try await store.track(relativePath: "b.flac"))
         let c = try #require(try await store.track(relativePath: "c.flac"))
-        #expect(a.analyzerVersion.isEmpty && a.profileFingerprint != nil && a.visFingerprint != nil)
+        #expect(a.analysedWith?[.waveform] == nil && a.analysedWith?[.tempo] != nil && a.profileFingerprint != nil && a.visFingerprint != nil)
         #expect(b.profileFingerprint == nil && b.profileJSON == nil && b.visFingerprint != nil)
         #expect(c.visFingerprint == nil && c.profileFingerprint != nil)
 
