@@ -56,7 +56,7 @@ let package = Package(
         .target(
             name: "NaviscanCore",
             dependencies: [
-                "CSndFile", "CMpg123", "CSyn123", "CFFTW", "CEbur128", "CFFmpeg", "CTagLib",
+                "CSndFile", "CMpg123", "CSyn123", "CFFTW", "CFFmpeg", "CTagLib",
                 "CSystemShims",
                 .product(name: "Logging", package: "swift-log"),
             ]

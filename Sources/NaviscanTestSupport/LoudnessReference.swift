@@ -31,6 +31,26 @@ public enum LoudnessReference {
         return (hasIntegrated ? integrated : nil, hasRange ? range : nil)
     }
 
+    /// libebur128's true peak (its TRUE_PEAK mode) over every channel, linear, fed in blocks of `blockFrames`.
+    public static func truePeak(_ signal: TestSignal, blockFrames: Int = 4096) throws -> Double {
+        guard let state = ebur128_init(UInt32(signal.channels), UInt(signal.sampleRate), Int32(EBUR128_MODE_TRUE_PEAK.rawValue)) else {
+            throw Failure(description: "libebur128 refused \(signal.channels) channels at \(signal.sampleRate) Hz")
+        }
+        defer { var st: UnsafeMutablePointer<ebur128_state>? = state; ebur128_destroy(&st) }
+        signal.samples.withUnsafeBufferPointer { all in
+            for start in stride(from: 0, to: signal.frameCount, by: blockFrames) {
+                _ = ebur128_add_frames_float(state, all.baseAddress! + start * signal.channels, min(blockFrames, signal.frameCount - start))
+            }
+        }
+        var peak = 0.0
+        for c in 0..<signal.channels {
+            var p = 0.0
+            guard ebur128_true_peak(state, UInt32(c), &p) == EBUR128_SUCCESS.rawValue else { throw Failure(description: "ebur128_true_peak failed") }
+            peak = max(peak, p)
+        }
+        return peak
+    }
+
     static func channel(_ position: ChannelPosition) -> channel {
         switch position {
         case .mono, .left, .other: return EBUR128_LEFT

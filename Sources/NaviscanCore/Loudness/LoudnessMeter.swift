@@ -1,7 +1,5 @@
 import Foundation
 
-import CEbur128
-
 /// EBU R128 / ITU-R BS.1770 loudness of the native-rate stream with every channel (never a downmix,
 /// never resampled, never an excerpt).
 ///
@@ -66,8 +64,8 @@ public final class LoudnessMeter {
     private var envelope = LoudnessEnvelope()
     private let measuresSamplePeak: Bool
     private var peak: Float = 0
-    /// libebur128 in its true-peak mode, when the true peak is asked for.
-    private let truePeakState: UnsafeMutablePointer<ebur128_state>?
+    /// The true-peak meter, when the true peak is asked for.
+    private let truePeak: TruePeakMeter?
 
     /// With `measuresSamplePeak` false, `process` skips the peak scan and `finish` reports the peak
     /// it is given.
@@ -86,21 +84,11 @@ public final class LoudnessMeter {
         sums.initialize(repeating: 0, count: channels)
         blockFrames = (sampleRate + 5) / 10
         framesToBlockEnd = blockFrames
-        if config.truePeak {
-            guard let st = ebur128_init(UInt32(channels), UInt(sampleRate), Int32(EBUR128_MODE_TRUE_PEAK.rawValue)) else {
-                sums.deallocate()
-                throw LoudnessError.unsupported(sampleRate: sampleRate, channels: channels)
-            }
-            truePeakState = st
-        } else {
-            truePeakState = nil
-        }
+        truePeak = config.truePeak ? TruePeakMeter(sampleRate: sampleRate, channels: channels, maxBlockFrames: 4096) : nil
     }
 
     deinit {
         sums.deallocate()
-        var st = truePeakState
-        if st != nil { ebur128_destroy(&st) }
     }
 
     /// BS.1770 weights, as libebur128 applies them: L/R/C 1.0, surrounds 1.41 (≈ +1.5 dB), LFE excluded.
@@ -114,7 +102,7 @@ public final class LoudnessMeter {
 
     public func process(_ block: AudioBlock) {
         if measuresSamplePeak { peak = max(peak, PeakScan.maxAbs(block.samples, count: block.frameCount * channels)) }
-        if let truePeakState { ebur128_add_frames_float(truePeakState, block.samples, block.frameCount) }
+        truePeak?.process(block)
         // Filter up to each 100 ms boundary, then hand on that block's energy.
         var offset = 0
         while offset < block.frameCount {
@@ -146,13 +134,10 @@ public final class LoudnessMeter {
             result.histogram = LoudnessHistogram(blockEnergies: gating.momentaryBlocks)
         }
         if peak > 0, peak.isFinite { result.samplePeakDB = 20 * log10(Double(peak)) }
-        if let truePeakState {
-            var truePeak = Double(peak)
-            for c in 0..<channels {
-                var p = 0.0
-                if ebur128_true_peak(truePeakState, UInt32(c), &p) == EBUR128_SUCCESS.rawValue { truePeak = max(truePeak, p) }
-            }
-            if truePeak > 0, truePeak.isFinite { result.truePeakDB = 20 * log10(truePeak) }
+        if let truePeak {
+            // Never below the sample peak, as libebur128 reports it.
+            let value = max(Double(peak), truePeak.finish())
+            if value > 0, value.isFinite { result.truePeakDB = 20 * log10(value) }
         }
         return result
     }
