@@ -9,15 +9,17 @@ import Foundation
 /// 15 kHz and on clipped noise, that table reads 0.16 and 0.41 dB apart from it (docs/profile-format.md).
 ///
 /// Each block is taken apart by channel into a buffer that keeps the last samples of the one
-/// before, and each phase is one FIR over the whole block: loops over contiguous memory that the
-/// compiler vectorises, with no allocation after `init`.
+/// before; each phase is then one FIR over the block, eight outputs at a time in SIMD registers,
+/// with no allocation after `init`.
 public final class TruePeakMeter {
     public static let taps = 49
 
     public let factor: Int
     private let channels: Int
-    /// Per phase, its coefficients: output phase f at sample n is Σ_t phases[f][t] · x[n − t].
-    private let phases: [[Float]]
+    /// Per delay d, the weights of phases 1, 2 and 3 (zero where a phase has no such tap): output
+    /// phase f at sample n is Σ_d weights[d][f − 1] · x[n − d]. Phase 0 is the sample itself.
+    private let weights: [SIMD4<Float>]
+    private let gain: Float
     /// Samples of the block before, kept in front of each channel's samples.
     private let history: Int
     private let maxFrames: Int
@@ -25,34 +27,34 @@ public final class TruePeakMeter {
     private let buffer: UnsafeMutablePointer<Float>
     /// The last `history` samples of each channel.
     private let tails: UnsafeMutablePointer<Float>
-    private let output: UnsafeMutablePointer<Float>
     private var peak: Float = 0
 
     public init(sampleRate: Int, channels: Int, maxBlockFrames: Int) {
         factor = sampleRate < 96_000 ? 4 : sampleRate < 192_000 ? 2 : 1
         self.channels = channels
         maxFrames = maxBlockFrames
-        var phases = [[Float]](repeating: [], count: factor)
-        for j in 0..<Self.taps {
+        history = factor > 1 ? (Self.taps - 1) / factor : 0
+        var weights = [SIMD4<Float>](repeating: .zero, count: history + 1)
+        for j in 0..<Self.taps where factor > 1 && j % factor != 0 {
             let m = Double(j) - Double(Self.taps - 1) / 2
             var c = abs(m) > 1e-6 ? Foundation.sin(m * .pi / Double(factor)) / (m * .pi / Double(factor)) : 1
             c *= 0.5 * (1 - Foundation.cos(2 * .pi * Double(j) / Double(Self.taps - 1)))
-            // Tap j is the j / factor-th of phase j % factor; a tap of (nearly) zero weight still
-            // holds its place, so that every phase indexes its taps by delay.
-            phases[j % factor].append(abs(c) > 1e-10 ? Float(c) : 0)
+            // Tap j weighs the sample j / factor back, in phase j % factor; a weight of (nearly) zero
+            // (the window's ends) is left out, as libebur128 leaves it out. Phase 0's taps other than
+            // the centre fall on the sinc's zeros: it is the samples, delayed.
+            if abs(c) > 1e-10 { weights[j / factor][j % factor - 1] = Float(c) }
         }
-        self.phases = phases
-        history = (phases.map(\.count).max() ?? 1) - 1
+        self.weights = weights
+        // The most any phase can amplify: the largest sum of its weights' magnitudes (1 for phase 0).
+        gain = max(1, (0..<3).map { f in weights.reduce(Float(0)) { $0 + abs($1[f]) } }.max() ?? 1)
         buffer = .allocate(capacity: history + maxBlockFrames)
         tails = .allocate(capacity: max(1, history * channels))
         tails.initialize(repeating: 0, count: max(1, history * channels))
-        output = .allocate(capacity: maxBlockFrames)
     }
 
     deinit {
         buffer.deallocate()
         tails.deallocate()
-        output.deallocate()
     }
 
     public func process(_ block: AudioBlock) {
@@ -70,21 +72,75 @@ public final class TruePeakMeter {
             return
         }
         let samples = buffer + history
+        var peakBits = SIMD8<Int32>(repeating: 0)
         for c in 0..<channels {
             let tail = tails + c * history
             buffer.update(from: tail, count: history)
             for i in 0..<n { samples[i] = interleaved[i * channels + c] }
-            for coefficients in phases {
-                output.update(repeating: 0, count: n)
-                for (t, weight) in coefficients.enumerated() where weight != 0 {
-                    let x = UnsafePointer(samples - t)
-                    for i in 0..<n { output[i] += weight * x[i] }
+            // Phase 0: the samples themselves.
+            peak = max(peak, PeakScan.maxAbs(samples, count: n))
+            // An output is at most `gain` times the largest sample in its taps' reach: a stretch
+            // whose samples cannot reach the peak so far is not filtered. The result is the same;
+            // in music, most stretches are quieter than the loudest one by more than that.
+            weights.withUnsafeBufferPointer { weights in
+                var start = 0
+                while start < n {
+                    let count = min(Self.stretch, n - start)
+                    let reach = PeakScan.maxAbs(samples + start - history, count: count + history)
+                    if gain * reach > max(peak, Self.value(peakBits)) {
+                        peakBits = Self.filter(samples + start, count: count, weights: weights, peak: peakBits)
+                    }
+                    start += count
                 }
-                peak = max(peak, PeakScan.maxAbs(output, count: n))
             }
             // The last `history` samples of this block and the one before, in order.
             tail.update(from: buffer + n, count: history)
         }
+        peak = max(peak, Self.value(peakBits))
+    }
+
+    /// Samples per stretch the skip test looks at.
+    static let stretch = 256
+
+    /// The largest magnitude folded into `bits`. Infinity or NaN from a broken stream reads as the
+    /// largest finite value, as `PeakScan` reads it.
+    private static func value(_ bits: SIMD8<Int32>) -> Float {
+        Float(bitPattern: UInt32(min(bits.max(), Int32(bitPattern: Float.greatestFiniteMagnitude.bitPattern))))
+    }
+
+    /// Phases 1 to 3 over `count` samples (with the taps' history before them): the largest |output|
+    /// as bits, lane by lane, folded into `peak`. A float's magnitude orders like an integer, and NaN
+    /// sorts above every number. Each sample window is loaded once for the three phases.
+    private static func filter(_ samples: UnsafePointer<Float>, count n: Int, weights: UnsafeBufferPointer<SIMD4<Float>>,
+                               peak: SIMD8<Int32>) -> SIMD8<Int32> {
+        var peak = peak
+        func fold(_ sum: SIMD8<Float>) {
+            let magnitude = unsafeBitCast(sum, to: SIMD8<Int32>.self) & 0x7FFF_FFFF
+            peak.replace(with: magnitude, where: magnitude .> peak)
+        }
+        var i = 0
+        // Eight outputs of each phase at a time, in registers.
+        while i + 8 <= n {
+            var s1 = SIMD8<Float>(), s2 = SIMD8<Float>(), s3 = SIMD8<Float>()
+            for d in 0..<weights.count {
+                let x = UnsafeRawPointer(samples + i - d).loadUnaligned(as: SIMD8<Float>.self)
+                let w = weights[d]
+                s1 += w[0] * x
+                s2 += w[1] * x
+                s3 += w[2] * x
+            }
+            fold(s1)
+            fold(s2)
+            fold(s3)
+            i += 8
+        }
+        while i < n {
+            var sum = SIMD4<Float>()
+            for d in 0..<weights.count { sum += weights[d] * samples[i - d] }
+            for f in 0..<3 { peak[0] = max(peak[0], Int32(bitPattern: sum[f].bitPattern) & 0x7FFF_FFFF) }
+            i += 1
+        }
+        return peak
     }
 
     /// The true peak, linear (1 is full scale); 0 for silence.

@@ -37,9 +37,9 @@ public struct SimilarTracks: Sendable {
     public static let duplicateSimilarity = 0.99
 
     public let index: SimilarityIndex<String>
-    private let rows: [String: LibraryStore.FeatureRow]
-    /// Every present track, with features or not.
-    private let stored: Set<String>
+    /// Per track, in the index's order: its duration and its tempo component (the same-recording test).
+    private let durations: [Double]
+    private let tempi: [Float]
     private let store: LibraryStore
     /// Tags as answers and mixes read them: a few hundred tracks of a query, not the library.
     private let tagCache = TagCache()
@@ -55,8 +55,8 @@ public struct SimilarTracks: Sendable {
             ?? SimilarityNormalisation(measuring: features.map(\.features), changeSequence: sequence)
             ?? SimilarityNormalisation.identity(changeSequence: sequence)
         index = SimilarityIndex(rows: features.map { ($0.relativePath, $0.features) }, normalisation: scale)
-        rows = Dictionary(features.map { ($0.relativePath, $0) }, uniquingKeysWith: { a, _ in a })
-        stored = Set(try store.allTrackPaths())
+        durations = features.map(\.duration)
+        tempi = features.map { $0.features.values[SonicFeatures.Group.rhythm.offset] }
         self.store = store
     }
 
@@ -69,15 +69,17 @@ public struct SimilarTracks: Sendable {
     private func tags(_ path: String) -> TrackTags { tagCache.tags(path) }
 
     private func check(_ path: String) throws {
-        guard stored.contains(path) else { throw SimilarityError.unknownTrack(path) }
-        guard index.contains(path) else { throw SimilarityError.noFeatures(path) }
+        if index.contains(path) { return }
+        // Not among the tracks with features: stored without them, or not stored at all.
+        let present = try store.track(relativePath: path).map { $0.missingSince == nil } ?? false
+        throw present ? SimilarityError.noFeatures(path) : SimilarityError.unknownTrack(path)
     }
 
     private func match(_ neighbour: SimilarityIndex<String>.Neighbour, query: String) -> Match {
-        let row = rows[neighbour.id]
+        let duration = index.position(of: neighbour.id).map { durations[$0] } ?? 0
         let duplicate = neighbour.id != query && isSameRecording(neighbour.id, query)
         return Match(relativePath: neighbour.id, similarity: (neighbour.similarity * 1000).rounded() / 1000, duplicate: duplicate,
-                     duration: row?.duration ?? 0, tags: tags(neighbour.id))
+                     duration: duration, tags: tags(neighbour.id))
     }
 
     /// The `count` tracks that sound most like `path`, most similar first; never `path` itself.
@@ -141,10 +143,9 @@ public struct SimilarTracks: Sendable {
     /// encoder's padding) and the same tempo (±1 %): tracks of one band and kit at other tempi are
     /// as alike in sound, not in tempo.
     private func isSameRecording(_ a: String, _ b: String) -> Bool {
-        guard a != b, let d = index.distance(a, b), let x = rows[a], let y = rows[b] else { return a == b }
-        let tempo = SonicFeatures.Group.rhythm.offset
-        return index.similarity(distance: d) >= Self.duplicateSimilarity && abs(x.duration - y.duration) <= 0.5
-            && abs(x.features.values[tempo] - y.features.values[tempo]) < 0.015
+        guard a != b, let d = index.distance(a, b), let x = index.position(of: a), let y = index.position(of: b) else { return a == b }
+        return index.similarity(distance: d) >= Self.duplicateSimilarity && abs(durations[x] - durations[y]) <= 0.5
+            && abs(tempi[x] - tempi[y]) < 0.015
     }
 
     /// The album as the album pass groups it (one album, not one disc).
