@@ -1,4 +1,5 @@
 import Foundation
+import NaviscanCore
 
 /// A deterministic in-process fuzzer for machines without libFuzzer, and for CI: from a seed,
 /// it mutates corpus inputs (bit flips, interesting integers and floats, truncation, duplication,
@@ -9,18 +10,6 @@ struct MutationDriver {
     let seed: UInt64
     let artifacts: String
     let runner: FuzzRunner
-
-    /// SplitMix64: the same seed gives the same inputs on every machine.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     static let interestingBytes: [[UInt8]] = [
         [0], [0xFF], [0x7F], [0x80], [0xFF, 0xFF, 0xFF, 0xFF], [0, 0, 0, 0], [0xFF, 0xFF, 0xFF, 0x7F],
@@ -33,7 +22,7 @@ struct MutationDriver {
         [0, 0, 0, 0, 0, 0, 0, 0x80], [0x01, 0, 0, 0, 0, 0, 0, 0],
     ]
 
-    func mutate(_ input: [UInt8], _ rng: inout Generator) -> [UInt8] {
+    func mutate(_ input: [UInt8], _ rng: inout SeededGenerator) -> [UInt8] {
         var out = input
         for _ in 0..<Int.random(in: 1...4, using: &rng) {
             guard out.count > 1 else { out.append(UInt8.random(in: 0...255, using: &rng)); continue }
@@ -64,7 +53,7 @@ struct MutationDriver {
     /// Runs `iterations` inputs, or until `deadline`; returns inputs run per target name. An input
     /// that runs longer than `hangSeconds` is a hang: the driver says so and exits 1, leaving it saved.
     func run(iterations: Int, deadline: Date?, hangSeconds: Double = 20) -> [String: Int] {
-        var rng = Generator(state: seed)
+        var rng = SeededGenerator(seed: seed)
         var counts: [String: Int] = [:]
         let current = artifacts + "/current.input"
         let watchdog = Watchdog(limit: hangSeconds, input: current)

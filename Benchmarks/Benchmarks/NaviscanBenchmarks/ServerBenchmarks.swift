@@ -53,17 +53,22 @@ final class ServedThreeHours: @unchecked Sendable {
 
 func megabytes(_ bytes: Int) -> Int { max(0, bytes) >> 20 }
 
+/// `naviscan serve` over the 3-hour track, answering, and its resident memory before any request.
+func startServer() throws -> (ServedThreeHours, ServerProcess, Int) {
+    let served = ServedThreeHours.shared
+    let server = try ServerProcess(data: served.data)
+    _ = try RawSocket(port: server.port).request("GET", "/health")
+    return (served, server, try server.memory().resident)
+}
+
 func serverBenchmarks() {
     // A server start per iteration: the peak (VmHWM) only grows within one process.
     let once = Benchmark.Configuration(metrics: [.wallClock, serverPeakGrowth], timeUnits: .milliseconds,
                                        warmupIterations: 0, maxDuration: .seconds(60), maxIterations: 1, thresholds: [:])
 
     Benchmark("server.frames-3h-json", configuration: once) { b in
-        let served = ServedThreeHours.shared
-        let server = try ServerProcess(data: served.data)
+        let (served, server, before) = try startServer()
         defer { server.stop() }
-        _ = try RawSocket(port: server.port).request("GET", "/health")
-        let before = try server.memory().resident
         b.startMeasurement()
         let response = try RawSocket(port: server.port, timeout: 120).request("GET", "/visualizer/frames?" + served.query, keep: 256)
         b.stopMeasurement()
@@ -75,11 +80,8 @@ func serverBenchmarks() {
     stalled.metrics = [.wallClock, serverPeakGrowth, serverHeldAfterClose, healthUnderLoad]
     Benchmark("server.400-stalled-binary-readers", configuration: stalled) { b in
         raiseOwnDescriptorLimit()
-        let served = ServedThreeHours.shared
-        let server = try ServerProcess(data: served.data)
+        let (served, server, before) = try startServer()
         defer { server.stop() }
-        _ = try RawSocket(port: server.port).request("GET", "/health")
-        let before = try server.memory().resident
         b.startMeasurement()
         var crowd: [RawSocket] = []
         for _ in 0..<400 {

@@ -17,13 +17,13 @@ public enum StoreBenchmark {
         try FileManager.default.createDirectory(atPath: into, withIntermediateDirectories: true)
         let store = try LibraryStore(path: OutputLayout(root: into).databasePath)
         guard try store.count() == 0 else { throw StoreBenchmarkError.notEmpty(into) }
-        var random = SplitMix64(seed: seed)
+        var random = SeededGenerator(seed: seed)
         var batch: [StoreChange] = []
         var firstCopies: [String] = []
         for k in 0..<count {
             var row = originals[k % originals.count]
             let values = SonicFeatures(data: row.features!)!.values
-            row.features = SonicFeatures(values: values.map { $0 * Float(0.95 + 0.1 * random.nextUnit()) }).data
+            row.features = SonicFeatures(values: values.map { $0 * Float.random(in: 0.95...1.05, using: &random) }).data
             row.tags = tags[row.relativePath]
             row.relativePath = "Copies/\(k / originals.count)/" + row.relativePath
             row.key = OutputLayout.key(forRelativePath: row.relativePath)
@@ -85,21 +85,4 @@ public enum StoreBenchmarkError: Error, CustomStringConvertible {
         case .cannotRun(let path, let reason): "cannot run \(path): \(reason)"
         }
     }
-}
-
-/// A tiny, seeded generator (SplitMix64): the same store from the same seed.
-struct SplitMix64 {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// In [0, 1).
-    mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }

@@ -1,4 +1,5 @@
-/// SplitMix64: reproducible pseudo-random numbers, so a failing test fails the same way again.
+/// SplitMix64: reproducible pseudo-random numbers: a failing test fails the same way again, a fuzz
+/// run or a benchmark's store is the same from the same seed on every machine.
 public struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64
     public init(seed: UInt64) { state = seed }
