@@ -28,7 +28,7 @@ END_TO_END := NaviscanServerTests\.|\.(CommandLineTests|CommandLineWordingTests|
 DEB_COMPRESSION ?= xz
 # Where make deb and make image put the .deb and the image archives (git-ignored).
 DIST_OUT ?= dist-out
-RUNTIME_PACKAGES := libsndfile1 libmpg123-0 libsyn123-0 libfftw3-single3 libebur128-1 libsqlite3-0 libavformat59 libavcodec59 libavutil57 libtag1v5
+RUNTIME_PACKAGES := libsndfile1 libmpg123-0 libsyn123-0 libfftw3-single3 libsqlite3-0 libavformat59 libavcodec59 libavutil57 libtag1v5
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
 BASH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
