@@ -13,6 +13,9 @@ import NaviscanStore
 /// writes the profile files a scan left to it (rows without a profile stamp): a new track's profile
 /// is written once, with its album's values.
 public enum AlbumGain {
+    /// The album pass's version (its stage in docs/upgrades.md): bump it when album loudness, gain or
+    /// peak change. Every album is then measured again, from the stored histograms, with no decode.
+    public static let version = 1
     public struct Outcome: Sendable, Equatable {
         /// Albums measured again because a member was added, changed or removed.
         public var albumsMeasured = 0
@@ -35,15 +38,18 @@ public enum AlbumGain {
     }
 
     /// `jobs`: albums measured at once (each reads its members and rewrites their profiles).
-    public static func recompute(store: LibraryStore, layout: OutputLayout, albumPerDisc: Bool, jobs: Int = 1) throws -> Outcome {
-        let rule = albumPerDisc ? "per-disc" : "per-album"
+    /// `version`: this build's album pass (a test changes it to see what an upgrade does).
+    public static func recompute(store: LibraryStore, layout: OutputLayout, albumPerDisc: Bool, jobs: Int = 1,
+                                 version: Int = AlbumGain.version) throws -> Outcome {
+        // Version 1 is what 0.5.9 recorded, with no version in the rule or the digests.
+        let rule = (albumPerDisc ? "per-disc" : "per-album") + (version == 1 ? "" : " v\(version)")
         if try store.albumsMeasured(rule: rule) { return Outcome() }
-        let outcome = try measureChangedAlbums(store: store, layout: layout, albumPerDisc: albumPerDisc, jobs: jobs)
+        let outcome = try measureChangedAlbums(store: store, layout: layout, albumPerDisc: albumPerDisc, jobs: jobs, version: version)
         try store.recordAlbumsMeasured(rule: rule)
         return outcome
     }
 
-    private static func measureChangedAlbums(store: LibraryStore, layout: OutputLayout, albumPerDisc: Bool, jobs: Int) throws -> Outcome {
+    private static func measureChangedAlbums(store: LibraryStore, layout: OutputLayout, albumPerDisc: Bool, jobs: Int, version: Int) throws -> Outcome {
         let albums = Dictionary(grouping: try store.albumMembers()) {
             albumKey(tags: $0.tags, relativePath: $0.relativePath, perDisc: albumPerDisc)
         }
@@ -52,7 +58,7 @@ public enum AlbumGain {
         let removed = stored.keys.filter { albums[$0] == nil }
         outcome.albumsRemoved = removed.count
         try store.removeAlbums(removed)
-        let changed = albums.filter { stored[$0.key] != digest($0.value.map { ($0.relativePath, $0.seq) }) }.sorted { $0.key < $1.key }
+        let changed = albums.filter { stored[$0.key] != digest($0.value.map { ($0.relativePath, $0.seq) }, version: version) }.sorted { $0.key < $1.key }
         // Albums are measured `jobs` at a time; the store writer flushes their rewritten profiles
         // and commits them in batches on its own thread, beside the measuring.
         let writer = StoreWriter(store: store, flushPath: layout.root)
@@ -61,7 +67,8 @@ public enum AlbumGain {
         nonisolated(unsafe) var failure: Error?
         WorkPool(jobs: jobs).run(changed, shouldStop: { lock.withLock { failure != nil } || writer.fault != nil }) { _, album in
             do {
-                let measured = try measure(album: album.key, members: album.value.map(\.relativePath), store: store, layout: layout)
+                let measured = try measure(album: album.key, members: album.value.map(\.relativePath), store: store, layout: layout,
+                                           version: version)
                 let changes = measured.rewrites.map { StoreChange.updateProfile(relativePath: $0.relativePath, json: $0.json, stamp: $0.stamp) }
                 guard writer.submit(.init(changes: changes + [.saveAlbum(measured.update)])) else { return }
                 lock.withLock {
@@ -77,9 +84,11 @@ public enum AlbumGain {
         return outcome
     }
 
-    /// The digest an album records of the members it was measured from: their paths and change sequences.
-    package static func digest(_ members: [(relativePath: String, seq: Int64)]) -> String {
+    /// The digest an album records of the members it was measured from: their paths and change
+    /// sequences, and the album pass's version after the first.
+    package static func digest(_ members: [(relativePath: String, seq: Int64)], version: Int = AlbumGain.version) -> String {
         var hasher = FNV1a64()
+        if version != 1 { hasher.add("album pass v\(version)\n") }
         for member in members.sorted(by: { $0.relativePath < $1.relativePath }) {
             hasher.add("\(member.relativePath)\u{0}\(member.seq)\n")
         }
@@ -94,7 +103,7 @@ public enum AlbumGain {
 
     /// Measures one album and writes the profiles of the members whose profile changes or whose file
     /// is still to write.
-    private static func measure(album key: String, members: [String], store: LibraryStore, layout: OutputLayout) throws -> Measured {
+    private static func measure(album key: String, members: [String], store: LibraryStore, layout: OutputLayout, version: Int) throws -> Measured {
         struct Loaded { var relativePath: String; var fileKey: String; var profile: TrackProfile; var histogram: LoudnessHistogram?; var fileWritten: Bool }
         let loaded: [Loaded] = try store.albumInputs(members).compactMap { input in
             guard let profile = try? StoredProfile.read(Data(input.profileJSON.utf8)) else { return nil }
@@ -111,7 +120,7 @@ public enum AlbumGain {
         var madeDirectories: Set<String> = []
         var result = Measured(update: AlbumUpdate(members: members, record: AlbumRecord(
             key: key, membersDigest: "", lufs: lufs, peak: peak, tracks: album.tracks, silentTracks: album.silentTracks),
-            digest: Self.digest), rewrites: [])
+            digest: { Self.digest($0, version: version) }), rewrites: [])
         for member in loaded {
             var profile = member.profile
             var gain = profile.replayGain ?? TrackProfile.ReplayGain()

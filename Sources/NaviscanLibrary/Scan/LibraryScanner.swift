@@ -242,7 +242,8 @@ public final class LibraryScanner: @unchecked Sendable {
 
     /// The album pass, from the store alone (album loudness and gain; profiles left to write).
     private func measureAlbums(store: LibraryStore) throws -> Int {
-        let albums = try AlbumGain.recompute(store: store, layout: layout, albumPerDisc: options.albumPerDisc, jobs: options.jobs)
+        let albums = try AlbumGain.recompute(store: store, layout: layout, albumPerDisc: options.albumPerDisc, jobs: options.jobs,
+                                             version: options.albumPassVersion)
         logger.debug("albums measured", metadata: ["albums": "\(albums.albumsMeasured)", "profiles_rewritten": "\(albums.profilesRewritten)",
                                                    "seconds": "\(seconds(since: startedAt))"])
         return albums.albumsMeasured

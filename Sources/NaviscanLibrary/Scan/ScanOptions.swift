@@ -35,6 +35,8 @@ public struct ScanOptions: Sendable {
     public var parameters: AnalysisParameters?
     /// The stage versions of this build; a test changes one to see what an upgrade does.
     public var stageVersions = StageVersions.current
+    /// The album pass's version (`AlbumGain.version`), likewise.
+    public var albumPassVersion = AlbumGain.version
 
     public init(library: String, output: String, visualizer: VisualizerConfig?, profile: ProfileConfig?, jobs: Int, force: Bool = false) {
         self.library = library

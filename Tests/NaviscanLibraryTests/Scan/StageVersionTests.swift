@@ -62,6 +62,7 @@ struct StageVersionTests {
         #expect(run.status == 0, "\(run.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         #expect(summary["analysed"] as? Int == 0 && summary["unchanged"] as? Int == 3 && summary["failed"] as? Int == 1, "\(summary)")
+        #expect(summary["albums_measured"] as? Int == 0, "0.5.9's album digests still hold: \(summary)")
         let after = try Self.outputs(data)
         #expect(Set(after.keys) == Set(before.keys))
         for (path, (bytes, mtime)) in before { #expect(after[path]?.0 == bytes && after[path]?.1 == mtime, "\(path)") }
@@ -121,6 +122,24 @@ struct StageVersionTests {
             #expect(profile.1 != before["profiles/" + String(new.key.prefix(2)) + "/" + new.key + ".json"]?.1, "\(new.relativePath): profile not rewritten")
         }
         #expect(try LibraryScanner(options: options, logger: Logger(label: "test")).run().analysed == 0)
+    }
+
+    @Test("Only the album pass's version changed: every album is measured again from the stored histograms, nothing is decoded, no output file is touched; then nothing")
+    func albumPassOnly() throws {
+        let scratch = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-stages")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        var options = try Self.scannedLibrary(scratch)
+        let before = try Self.outputs(options.output)
+        options.albumPassVersion = AlbumGain.version + 1
+        let summary = try LibraryScanner(options: options, logger: Logger(label: "test")).run()
+        #expect(summary.analysed == 0 && summary.audioSeconds == 0)
+        #expect(summary.albumsMeasured == 1, "the library is one folder, one album: \(summary.albumsMeasured)")
+        let after = try Self.outputs(options.output)
+        // The same album values: no member's profile needed writing again.
+        for (path, (bytes, mtime)) in before { #expect(after[path]?.0 == bytes && after[path]?.1 == mtime, "\(path) was touched") }
+        #expect(try LibraryScanner(options: options, logger: Logger(label: "test")).run().albumsMeasured == 0)
+        options.albumPassVersion = AlbumGain.version
+        #expect(try LibraryScanner(options: options, logger: Logger(label: "test")).run().albumsMeasured == 1, "back to this build's version")
     }
 
     @Test("A product version change alone re-analyses nothing; a decode change re-analyses everything; `naviscan status` says what the next scan does per stage")

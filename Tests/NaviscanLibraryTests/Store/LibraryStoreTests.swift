@@ -67,7 +67,7 @@ struct LibraryStoreTests {
         try store.commitTracks([.save(storedTrack("A/1.flac")), .save(storedTrack("A/2.flac")), .save(storedTrack("A/3.flac"))])
         let album = AlbumUpdate(members: ["A/1.flac", "A/2.flac", "A/3.flac"],
                                 record: AlbumRecord(key: "a", membersDigest: "", lufs: -14, peak: 0.9, tracks: 3, silentTracks: 0),
-                                digest: AlbumGain.digest)
+                                digest: { AlbumGain.digest($0) })
         try store.commitTracks([.updateProfile(relativePath: "A/2.flac", json: "{}", stamp: nil),
                                 .updateProfile(relativePath: "A/1.flac", json: "{}", stamp: nil), .saveAlbum(album)])
         let events = try await store.events(after: 3)
