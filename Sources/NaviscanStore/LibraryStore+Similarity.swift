@@ -35,7 +35,7 @@ extension LibraryStore {
         if paths.isEmpty { return [:] }
         return try read { db in
             var tags: [String: TrackTags] = [:]
-            for chunk in Array(paths).chunked(into: 500) {
+            for chunk in Array(paths).chunked(500) {
                 let records = try TrackTagsRecord.filter(keys: chunk).fetchAll(db)
                 for record in records { tags[record.relativePath] = record.tags }
             }
@@ -73,11 +73,5 @@ extension LibraryStore {
         guard let normalisation = SimilarityNormalisation(measuring: rows.map(\.features), changeSequence: sequence) else { return nil }
         try recordSimilarityNormalisation(normalisation)
         return normalisation
-    }
-}
-
-private extension Array {
-    func chunked(into size: Int) -> [ArraySlice<Element>] {
-        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 /// The interpolator is libebur128's: a 49-tap Hann-windowed sinc, split into one polyphase branch per
 /// output phase, so the values equal those libebur128 reports (and ReplayGain taggers built on it).
 /// BS.1770-4 gives its 48-tap table as an example; measured against libebur128 on sines near
-/// 15 kHz and on clipped noise, that table reads 0.16 and 0.41 dB apart from it (docs/profile-format.md).
+/// 15 kHz and on clipped noise, that table reads 0.16 and 0.41 dB apart from it (docs/performance.md).
 ///
 /// Each block is taken apart by channel into a buffer that keeps the last samples of the one
 /// before; each phase is then one FIR over the block, eight outputs at a time in SIMD registers,
