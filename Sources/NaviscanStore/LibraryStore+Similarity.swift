@@ -11,22 +11,78 @@ extension LibraryStore {
         public var duration: Double
     }
 
+    /// Every present, analysed track with features of the current version, in path order, as
+    /// columns: what the similarity index is built from.
+    public struct FeatureTable: Sendable {
+        public var paths = SortedPaths()
+        public var features = FeatureMatrix()
+        public var durations: [Double] = []
+    }
+
     /// Every present track with current features (tracks without them are never neighbours): the
-    /// vectors table and the covering index alone, no track row (`TrackFeatures`).
-    public func featureRows() throws -> [FeatureRow] {
-        try read { db in
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT f.relative_path, f.vector, t.duration
-                FROM \(TrackFeatures.table) f JOIN track t INDEXED BY \(TrackFeatures.index) ON t.relative_path = f.relative_path
-                WHERE t.status = 'ok' AND t.missing_since IS NULL AND t.features_version = ?
-                ORDER BY f.relative_path
-                """, arguments: [SonicFeatures.version])
-            var out: [FeatureRow] = []
-            while let row = try rows.next() {
-                guard let data = row[1] as Data?, let features = SonicFeatures(data: data) else { continue }
-                out.append(FeatureRow(relativePath: row[0], features: features, duration: row[2] ?? 0))
+    /// snapshot when it is current (`SimilaritySnapshot`), else read from the tables.
+    public func featureTable() throws -> FeatureTable {
+        try read { db in try SimilaritySnapshot.read(db) ?? Self.scanFeatureTable(db) }
+    }
+
+    /// Two scans in path order merged here, never a join: the vectors table, and `track_similarity`
+    /// (an index that covers what the filter needs, so no track row is read). SQLite would look each
+    /// vector's track up in the index instead, which for 100,000 tracks cost five times both scans.
+    static func scanFeatureTable(_ db: Database) throws -> FeatureTable {
+        var table = FeatureTable()
+        let eligible = try Row.fetchCursor(db, sql: """
+            SELECT relative_path, duration FROM track INDEXED BY \(TrackFeatures.index)
+            WHERE status = 'ok' AND missing_since IS NULL AND features_version = ?
+            ORDER BY relative_path
+            """, arguments: [SonicFeatures.version])
+        let vectors = try Row.fetchCursor(db, sql: "SELECT relative_path, vector FROM \(TrackFeatures.table) ORDER BY relative_path")
+        var vector = try vectors.next()
+        while let track = try eligible.next() {
+            let duration: Double = track[1] ?? 0
+            try track.withUnsafeData(atIndex: 0) { path in
+                guard let path else { return }
+                // Both in SQLite's BINARY order, the UTF-8 bytes' order (Swift's `<` and `==` on
+                // Strings are not: `==` holds "ö" equal to "o" + U+0308, two names on disk).
+                var order = -1
+                while let current = vector {
+                    order = try current.withUnsafeData(atIndex: 0) { name in
+                        (name ?? Data()).withUnsafeBytes { name in path.withUnsafeBytes { SortedPaths.compare(name, $0) } }
+                    }
+                    if order >= 0 { break }
+                    vector = try vectors.next()
+                }
+                guard let current = vector, order == 0 else { return }
+                let stored = try current.withUnsafeData(atIndex: 1) { data in
+                    data.map { data in data.withUnsafeBytes { table.features.append(stored: $0) } } ?? false
+                }
+                if stored {
+                    path.withUnsafeBytes { _ = table.paths.append(utf8: $0) }
+                    table.durations.append(duration)
+                }
+                vector = try vectors.next()
             }
-            return out
+        }
+        return table
+    }
+
+    /// The same tracks as `featureTable()`, one value per track.
+    public func featureRows() throws -> [FeatureRow] {
+        let table = try featureTable()
+        return (0..<table.paths.count).map { FeatureRow(relativePath: table.paths[$0], features: table.features[$0], duration: table.durations[$0]) }
+    }
+
+    /// The first and last tracks with current features in path order (nil when none has them):
+    /// ends for timing the similarity commands, found without reading every vector.
+    public func similarityQueryTracks() throws -> (first: String, last: String)? {
+        try read { db in
+            func end(_ order: String) throws -> String? {
+                try String.fetchOne(db, sql: """
+                    SELECT f.relative_path FROM \(TrackFeatures.table) f JOIN track t INDEXED BY \(TrackFeatures.index) ON t.relative_path = f.relative_path
+                    WHERE t.status = 'ok' AND t.missing_since IS NULL AND t.features_version = ? ORDER BY f.relative_path \(order) LIMIT 1
+                    """, arguments: [SonicFeatures.version])
+            }
+            guard let first = try end("ASC"), let last = try end("DESC") else { return nil }
+            return (first, last)
         }
     }
 
@@ -50,28 +106,53 @@ extension LibraryStore {
 
     /// The normalisation recorded for the library's features now, when it is current.
     public func similarityNormalisation() throws -> SimilarityNormalisation? {
-        try read { db in
-            guard let json = try Self.meta(MetaKey.similarityNormalisation, db),
-                  let stored = try? JSONDecoder().decode(SimilarityNormalisation.self, from: Data(json.utf8)),
-                  stored.featuresVersion == SonicFeatures.version, stored.changeSequence == (try Self.sequence(db)) else { return nil }
-            return stored
-        }
+        try read { try Self.normalisation($0) }
     }
 
-    private func recordSimilarityNormalisation(_ normalisation: SimilarityNormalisation) throws {
-        let json = String(decoding: try JSONEncoder().encode(normalisation), as: UTF8.self)
-        try write { try Self.setMeta(MetaKey.similarityNormalisation, json, $0) }
+    static func normalisation(_ db: Database) throws -> SimilarityNormalisation? {
+        guard let json = try meta(MetaKey.similarityNormalisation, db),
+              let stored = try? JSONDecoder().decode(SimilarityNormalisation.self, from: Data(json.utf8)),
+              stored.featuresVersion == SonicFeatures.version, stored.changeSequence == (try sequence(db)) else { return nil }
+        return stored
     }
 
-    /// Measures the library's feature normalisation again when tracks changed since it was recorded
-    /// (after every scan and merge, like the album pass).
+    /// What the similarity index is built from: the features and their normalisation (nil for
+    /// fewer than two tracks).
+    public struct SimilarityInput: Sendable {
+        public var features: FeatureTable
+        public var normalisation: SimilarityNormalisation?
+    }
+
+    /// Measures the library's feature normalisation again and rewrites the similarity snapshot
+    /// when tracks changed since they were recorded (after every scan and merge, like the album
+    /// pass). Both are recorded only if no track changed meanwhile.
     @discardableResult
-    public func refreshSimilarityNormalisation() throws -> SimilarityNormalisation? {
-        if let current = try similarityNormalisation() { return current }
-        let sequence = try latestSequence()
-        let rows = try featureRows()
-        guard let normalisation = SimilarityNormalisation(measuring: rows.map(\.features), changeSequence: sequence) else { return nil }
-        try recordSimilarityNormalisation(normalisation)
-        return normalisation
+    public func refreshSimilarityIndex() throws -> SimilarityInput {
+        try similarityInput(recording: true)
+    }
+
+    /// The features and normalisation for an index, from one read; what is stale is measured here,
+    /// and recorded when `recording` (a failure to record then throws) or else when the store can be
+    /// written (a read-only store is measured, not written).
+    public func similarityInput(recording: Bool = false) throws -> SimilarityInput {
+        let (table, sequence, current, snapshotCurrent) = try read { db in
+            let sequence = try Self.sequence(db)
+            let snapshot = try SimilaritySnapshot.read(db)
+            return (try snapshot ?? Self.scanFeatureTable(db), sequence, try Self.normalisation(db), snapshot != nil)
+        }
+        let normalisation = current ?? SimilarityNormalisation(measuring: table.features, changeSequence: sequence)
+        if current == nil || !snapshotCurrent {
+            let record = {
+                try self.write { db in
+                    guard try Self.sequence(db) == sequence else { return }
+                    if let normalisation {
+                        try Self.setMeta(MetaKey.similarityNormalisation, String(decoding: try JSONEncoder().encode(normalisation), as: UTF8.self), db)
+                    }
+                    try SimilaritySnapshot.write(table, sequence: sequence, db)
+                }
+            }
+            if recording { try record() } else { try? record() }
+        }
+        return SimilarityInput(features: table, normalisation: normalisation)
     }
 }

@@ -218,6 +218,9 @@ public final class LibraryStore: @unchecked Sendable {
             try db.alter(table: TrackRecord.databaseTableName) { t in t.drop(column: "features") }
             try TrackFeatures.createIndex(db)
         }
+        migrator.registerMigration("v10: similarity snapshot") { db in
+            try SimilaritySnapshot.createTable(db)
+        }
         return migrator
     }
 
@@ -348,6 +351,8 @@ enum MetaKey {
     static let albumsMeasured = "albums_measured"
     /// The library's feature normalisation (`SimilarityNormalisation` as JSON).
     static let similarityNormalisation = "similarity_normalisation"
+    /// What the similarity snapshot's blocks hold (`SimilaritySnapshot.Description` as JSON).
+    static let similaritySnapshot = "similarity_snapshot"
 }
 
 extension Array {

@@ -13,10 +13,12 @@ struct BenchCommand: ParsableCommand {
             x-realtime, the ratio to decode-only, the CPU seconds (user + system) and the peak resident memory. \
             --jobs-sweep 1,2,4 instead times decode-only and the full analysis over all files with each number \
             of jobs, and prints how each scales against the first. \
-            --store N --into DIR instead makes a store of N tracks in DIR from the library's store (its analysed \
-            tracks again and again, each row as the scan wrote it, the features varied), then runs `naviscan \
-            similar`, `mix` and `path` on it five times each, every run its own process, and prints the median \
-            CPU seconds and the largest peak resident memory of each.
+            --queries instead runs `naviscan similar`, `mix` and `path` on the library's store (or --data's) five \
+            times each, every run its own process, and prints the median CPU seconds and the largest peak resident \
+            memory of each. --store N --into DIR first makes a store of N tracks in DIR from the library's store \
+            (its analysed tracks again and again, each row as the scan wrote it, the features varied), then times \
+            the commands on it as --queries does, from a process of its own (a command started by a large process \
+            would report that process's peak memory as its own).
             """
     )
 
@@ -42,7 +44,10 @@ struct BenchCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The new folder --store makes its store in.", valueName: "dir"))
     var into: String?
 
-    @Option(name: .customLong("data"), help: ArgumentHelp("The library's store folder, for --store (default: LIBRARY/.naviscan).", valueName: "dir"))
+    @Flag(help: "Time the similarity commands (similar, mix, path) on the library's store.")
+    var queries = false
+
+    @Option(name: .customLong("data"), help: ArgumentHelp("The library's store folder, for --store and --queries (default: LIBRARY/.naviscan).", valueName: "dir"))
     var data: String?
 
     @OptionGroup var logging: LoggingOptions
@@ -77,8 +82,12 @@ struct BenchCommand: ParsableCommand {
             guard storeSize >= 2 else { throw ValidationError("--store takes a number of tracks of at least 2") }
             guard into != nil else { throw ValidationError("--store needs --into DIR, a new folder for the store it makes") }
             guard sweepCounts == nil, mode.isEmpty else { throw ValidationError("--store times the similarity commands; leave out --mode and --jobs-sweep") }
+            guard !queries else { throw ValidationError("--store times the similarity commands itself; leave out --queries") }
         } else if into != nil {
             throw ValidationError("--into goes with --store N")
+        }
+        if queries, sweepCounts != nil || !mode.isEmpty {
+            throw ValidationError("--queries times the similarity commands; leave out --mode and --jobs-sweep")
         }
     }
 
@@ -88,7 +97,9 @@ struct BenchCommand: ParsableCommand {
         let benchmark = LibraryBenchmark(library: path, jobs: jobs, limit: limit, logger: logger)
         do {
             if let storeSize, let into {
-                try benchmarkStore(size: storeSize, into: StoreLocation.standardized(into), library: path)
+                try makeStore(size: storeSize, into: StoreLocation.standardized(into), library: path)
+            } else if queries {
+                try timeQueries(library: path, data: data.map(StoreLocation.standardized) ?? path + "/.naviscan")
             } else if let counts = sweepCounts {
                 printSweep(try benchmark.sweep(jobCounts: counts), path: path)
             } else {
@@ -141,23 +152,40 @@ struct BenchCommand: ParsableCommand {
         print("cores: \(ProcessInfo.processInfo.activeProcessorCount)")
     }
 
-    /// --store: the store made, then each similarity command five times in its own process.
-    private func benchmarkStore(size: Int, into: String, library: String) throws {
+    private static var executable: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    /// --store: the store made, then `bench --queries` on it in a process of its own, whose peak
+    /// memory its commands inherit instead of this one's (Linux keeps a process's peak across exec).
+    private func makeStore(size: Int, into: String, library: String) throws {
         let source = try LibraryStore.readOnly(path: OutputLayout(root: data.map(StoreLocation.standardized) ?? library + "/.naviscan").databasePath)
         let started = Date()
-        let tracks = try StoreBenchmark.makeStore(from: source, into: into, count: size)
+        try StoreBenchmark.makeStore(from: source, into: into, count: size)
         print(String(format: "naviscan bench --store: %d tracks in %@ (made in %.0f s, %.0f MB)", size, into, Date().timeIntervalSince(started),
                      Double((try? FileManager.default.attributesOfItem(atPath: OutputLayout(root: into).databasePath)[.size] as? NSNumber)?.intValue ?? 0) / 1e6))
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let first = tracks[0], last = tracks[tracks.count - 1]
+        fflush(nil)
+        let measuring = Process()
+        measuring.executableURL = URL(fileURLWithPath: Self.executable)
+        measuring.arguments = ["bench", library, "--queries", "--data", into]
+        try measuring.run()
+        measuring.waitUntilExit()
+        guard measuring.terminationStatus == 0 else { throw CLIError("naviscan bench --queries exited \(measuring.terminationStatus)", code: 2) }
+    }
+
+    /// --queries: each similarity command five times, each run its own process.
+    private func timeQueries(library: String, data: String) throws {
+        let store = try LibraryStore.readOnly(path: OutputLayout(root: data).databasePath)
+        guard let ends = try store.similarityQueryTracks() else { throw StoreBenchmarkError.noFeatures(data) }
         let commands: [(String, [String])] = [
-            ("similar", ["similar", library, first, "--data", into, "--json"]),
-            ("mix 25", ["mix", library, first, "--data", into, "--count", "25", "--json"]),
-            ("path 12", ["path", library, first, last, "--data", into, "--count", "12", "--json"]),
+            ("similar", ["similar", library, ends.first, "--data", data, "--json"]),
+            ("mix 25", ["mix", library, ends.first, "--data", data, "--count", "25", "--json"]),
+            ("path 12", ["path", library, ends.first, ends.last, "--data", data, "--count", "12", "--json"]),
         ]
+        print("naviscan bench --queries: \(data), from \(ends.first)" + (ends.first == ends.last ? "" : " (path to \(ends.last))"))
         print("command    cpu s (median of 5)   peak resident MB (largest)")
         for (name, arguments) in commands {
-            let runs = try (0..<5).map { _ in try StoreBenchmark.measure(executable, arguments) }
+            let runs = try (0..<5).map { _ in try StoreBenchmark.measure(Self.executable, arguments) }
             if let failed = runs.first(where: { $0.status != 0 }) {
                 throw CLIError("naviscan \(arguments.joined(separator: " ")) exited \(failed.status)", code: 2)
             }

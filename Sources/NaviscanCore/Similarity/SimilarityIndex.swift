@@ -23,6 +23,11 @@ public struct SimilarityNormalisation: Codable, Sendable, Equatable {
 
     /// Measures `vectors`; nil for fewer than two.
     public init?(measuring vectors: [SonicFeatures], changeSequence: Int64) {
+        self.init(measuring: FeatureMatrix(vectors), changeSequence: changeSequence)
+    }
+
+    /// Measures `vectors`; nil for fewer than two.
+    public init?(measuring vectors: FeatureMatrix, changeSequence: Int64) {
         guard vectors.count >= 2 else { return nil }
         featuresVersion = SonicFeatures.version
         self.changeSequence = changeSequence
@@ -30,7 +35,7 @@ public struct SimilarityNormalisation: Codable, Sendable, Equatable {
         var median = [Float](repeating: 0, count: dimension), scale = [Float](repeating: 1, count: dimension)
         var column = [Float](repeating: 0, count: vectors.count)
         for d in 0..<dimension {
-            for (i, v) in vectors.enumerated() { column[i] = v.values[d] }
+            for i in 0..<vectors.count { column[i] = vectors.value(i, d) }
             let m = Self.median(&column)
             for i in column.indices { column[i] = abs(column[i] - m) }
             let mad = Self.median(&column) * 1.4826
@@ -41,7 +46,7 @@ public struct SimilarityNormalisation: Codable, Sendable, Equatable {
         self.median = median
         self.scale = scale
         halfSimilarDistance = 1
-        let index = SimilarityIndex(rows: vectors.enumerated().map { ($0.offset, $0.element) }, normalisation: self)
+        let index = SimilarityIndex(keys: HashedKeys(Array(0..<vectors.count)), features: vectors, normalisation: self)
         // The median over up to 20,000 pairs, spread evenly over the library.
         var distances: [Float] = []
         let n = vectors.count
@@ -69,61 +74,63 @@ public struct SimilarityNormalisation: Codable, Sendable, Equatable {
     }
 }
 
-/// Nearest tracks by sound, brute force over the normalised vectors in memory (100,000 tracks × 55
-/// components is 22 MB and one pass per query; an approximate index would pay off only well above a
+/// Nearest tracks by sound, brute force over the normalised vectors in memory (100,000 tracks × 43
+/// components is 17 MB and one pass per query; an approximate index would pay off only well above a
 /// million tracks).
 ///
 /// Distance: the groups (timbre, shape, tonal, rhythm, dynamics) each weigh `groupWeights`, spread
 /// over their components: d² = Σ_g w_g · mean over g's components of (z − z')². Similarity is
 /// 2^−(d / d½)², 1 for the same sound, ½ at the library's median distance.
-public struct SimilarityIndex<ID: Hashable & Sendable>: Sendable {
+public struct SimilarityIndex<Keys: SimilarityKeys>: Sendable {
+    public typealias ID = Keys.Key
+
     /// The groups' weights, chosen on the labelled dev set (docs/similarity.md).
     public static var groupWeights: [SonicFeatures.Group: Float] {
         [.timbre: 1, .shape: 1, .tonal: 0, .rhythm: 0.25, .dynamics: 0]
     }
 
-    public let ids: [ID]
+    /// Row i's name.
+    public let keys: Keys
     public let normalisation: SimilarityNormalisation
     /// Normalised vectors, one after another, each component already multiplied by √(its weight).
     private let vectors: [Float]
-    private let position: [ID: Int]
     static var dimension: Int { SonicFeatures.dimension }
 
-    // Specialised here for the library's paths: a generic init called from another module runs
-    // unspecialised, and for 100,000 tracks that was most of a command's CPU time.
-    @_specialize(exported: true, where ID == String)
-    public init(rows: [(ID, SonicFeatures)], normalisation: SimilarityNormalisation) {
+    public init<Key>(rows: [(Key, SonicFeatures)], normalisation: SimilarityNormalisation) where Keys == HashedKeys<Key> {
+        self.init(keys: HashedKeys(rows.map(\.0)), features: FeatureMatrix(rows.map(\.1)), normalisation: normalisation)
+    }
+
+    /// `keys[i]` has the vector of row i of `features`; the matrix's storage becomes the index's
+    /// (normalised in place, no copy when the caller keeps no other reference).
+    @_specialize(exported: true, where Keys == SortedPaths)
+    public init(keys: Keys, features: consuming FeatureMatrix, normalisation: SimilarityNormalisation) {
+        precondition(keys.count == features.count)
         self.normalisation = normalisation
-        ids = rows.map(\.0)
+        self.keys = keys
         var weights = [Float](repeating: 0, count: Self.dimension)
         for group in SonicFeatures.Group.allCases {
             let w = (Self.groupWeights[group] ?? 0) / Float(group.count)
             for d in group.offset..<(group.offset + group.count) { weights[d] = w.squareRoot() }
         }
         let dimension = Self.dimension, clip = SimilarityNormalisation.clip
-        var flat = [Float](repeating: 0, count: rows.count * dimension)
+        var flat = features.takeValues()
         flat.withUnsafeMutableBufferPointer { flat in
-            for i in rows.indices {
-                rows[i].1.values.withUnsafeBufferPointer { values in
-                    for d in 0..<dimension {
-                        let z = (values[d] - normalisation.median[d]) / normalisation.scale[d]
-                        flat[i * dimension + d] = min(max(z, -clip), clip) * weights[d]
-                    }
+            for i in 0..<keys.count {
+                for d in 0..<dimension {
+                    let z = (flat[i * dimension + d] - normalisation.median[d]) / normalisation.scale[d]
+                    flat[i * dimension + d] = min(max(z, -clip), clip) * weights[d]
                 }
             }
         }
         vectors = flat
-        var position = [ID: Int](minimumCapacity: rows.count)
-        for (i, id) in ids.enumerated() where position[id] == nil { position[id] = i }
-        self.position = position
     }
 
-    public var count: Int { ids.count }
-    @_specialize(exported: true, where ID == String)
-    public func contains(_ id: ID) -> Bool { position[id] != nil }
-    /// Where `id` is in `ids`.
-    @_specialize(exported: true, where ID == String)
-    public func position(of id: ID) -> Int? { position[id] }
+    public var count: Int { keys.count }
+    @_specialize(exported: true, where Keys == SortedPaths)
+    public func contains(_ id: ID) -> Bool { keys.position(of: id) != nil }
+    /// Where `id` is in `keys`.
+    @_specialize(exported: true, where Keys == SortedPaths)
+    public func position(of id: ID) -> Int? { keys.position(of: id) }
 
     package func distance(_ a: Int, _ b: Int) -> Float {
         vectors.withUnsafeBufferPointer { distance(a, toPoint: $0.baseAddress! + b * Self.dimension) }
@@ -159,11 +166,13 @@ public struct SimilarityIndex<ID: Hashable & Sendable>: Sendable {
     }
 
     /// The `count` nearest to `id`, nearest first, never `id` itself; nil when `id` has no vector.
+    @_specialize(exported: true, where Keys == SortedPaths)
     public func nearest(to id: ID, count: Int, excluding excluded: Set<ID> = []) -> [Neighbour]? {
-        guard let query = position[id] else { return nil }
+        guard let query = keys.position(of: id) else { return nil }
+        let skipped = Set(excluded.compactMap(keys.position(of:)))
         var best: [(Float, Int)] = []
         best.reserveCapacity(count + 1)
-        for i in 0..<ids.count where i != query && !excluded.contains(ids[i]) {
+        for i in 0..<keys.count where i != query && (skipped.isEmpty || !skipped.contains(i)) {
             let d = distance(query, i)
             if best.count < count || d < best[best.count - 1].0 {
                 let at = best.firstIndex { d < $0.0 } ?? best.count
@@ -171,7 +180,7 @@ public struct SimilarityIndex<ID: Hashable & Sendable>: Sendable {
                 if best.count > count { best.removeLast() }
             }
         }
-        return best.map { Neighbour(id: ids[$0.1], similarity: similarity(distance: $0.0), distance: $0.0) }
+        return best.map { Neighbour(id: keys[$0.1], similarity: similarity(distance: $0.0), distance: $0.0) }
     }
 
     /// A sonic path: `steps` tracks from `from` to `to` (both included), each between the track
@@ -185,8 +194,14 @@ public struct SimilarityIndex<ID: Hashable & Sendable>: Sendable {
     /// measured directly and the nearest of those is taken: the track a direct scan picks, ties to
     /// the first.
     public func path(from: ID, to: ID, steps: Int, allowed: (ID) -> Bool = { _ in true }) -> [Neighbour]? {
-        guard let a = position[from], let b = position[to], steps >= 2 else { return nil }
-        let n = ids.count, dimension = Self.dimension
+        path(from: from, to: to, steps: steps, allowedRow: { allowed(keys[$0]) })
+    }
+
+    /// `path(from:to:steps:allowed:)` asking of rows (`keys[row]`), not of keys.
+    @_specialize(exported: true, where Keys == SortedPaths)
+    public func path(from: ID, to: ID, steps: Int, allowedRow allowed: (Int) -> Bool) -> [Neighbour]? {
+        guard let a = keys.position(of: from), let b = keys.position(of: to), steps >= 2 else { return nil }
+        let n = keys.count, dimension = Self.dimension
         var norm = [Double](repeating: 0, count: n), dotA = norm, dotB = norm
         vectors.withUnsafeBufferPointer { v in
             let va = v.baseAddress! + a * dimension, vb = v.baseAddress! + b * dimension
@@ -201,6 +216,8 @@ public struct SimilarityIndex<ID: Hashable & Sendable>: Sendable {
                 (norm[i], dotA[i], dotB[i]) = (Double(xx), Double(xa), Double(xb))
             }
         }
+        // Each step's estimated squared distance per track; +∞ once a track is taken or refused.
+        var score = [Double](repeating: 0, count: n)
         var excluded = [Bool](repeating: false, count: n)
         excluded[a] = true
         excluded[b] = true
@@ -212,34 +229,102 @@ public struct SimilarityIndex<ID: Hashable & Sendable>: Sendable {
             }
             let pointNorm = point.reduce(0) { $0 + Double($1) * Double($1) }
             let (ta, tb) = (2 * Double(1 - t), 2 * Double(t))
+            for i in 0..<n { score[i] = excluded[i] ? .infinity : norm[i] - ta * dotA[i] - tb * dotB[i] + pointNorm }
+            // The best few by estimate, so that a refused track (the same recording as an end: a
+            // library can hold thousands of copies) costs a look at the few, not a pass over all.
+            var poolSize = 32
             var chosen: Int?
-            while chosen == nil {
-                var best = Double.infinity
-                for i in 0..<n where !excluded[i] { best = min(best, norm[i] - ta * dotA[i] - tb * dotB[i] + pointNorm) }
-                guard best.isFinite else { break }
-                // Float rounding in the dot products and in p itself, with room to spare.
-                let margin = 1e-3 * (1 + abs(best))
-                var exact: (Float, Int)?
-                point.withUnsafeBufferPointer { p in
-                    for i in 0..<n where !excluded[i] && norm[i] - ta * dotA[i] - tb * dotB[i] + pointNorm <= best + margin {
-                        let d = distance(i, toPoint: p.baseAddress!)
-                        if exact == nil || d < exact!.0 { exact = (d, i) }
+            search: while chosen == nil {
+                let pool = Self.smallest(poolSize, of: score)
+                // Every track estimated below `bound` is in the pool.
+                let bound = pool.count < poolSize ? Double.infinity : pool[pool.count - 1].0
+                // Per pool entry: refused already, and its exact distance once measured.
+                var refused = [Bool](repeating: false, count: pool.count)
+                var exact = [Float](repeating: .nan, count: pool.count)
+                var first = 0
+                while chosen == nil {
+                    while first < pool.count && refused[first] { first += 1 }
+                    guard first < pool.count else {
+                        guard bound.isFinite else { break search }
+                        poolSize *= 4
+                        continue search
                     }
+                    let best = pool[first].0
+                    // Float rounding in the dot products and in p itself, with room to spare.
+                    let limit = best + 1e-3 * (1 + abs(best))
+                    guard limit < bound else {
+                        poolSize *= 4
+                        continue search
+                    }
+                    // The pool is in estimate order: those within the rounding of the best come first.
+                    var nearest: Int?
+                    point.withUnsafeBufferPointer { p in
+                        for at in first..<pool.count where !refused[at] {
+                            if pool[at].0 > limit { break }
+                            if exact[at].isNaN { exact[at] = distance(pool[at].1, toPoint: p.baseAddress!) }
+                            // The nearest, ties to the first in the index, as a direct scan picks.
+                            if let n = nearest, exact[at] > exact[n] || (exact[at] == exact[n] && pool[at].1 > pool[n].1) { continue }
+                            nearest = at
+                        }
+                    }
+                    guard let at = nearest else { break search }
+                    let candidate = pool[at].1
+                    refused[at] = true
+                    excluded[candidate] = true
+                    score[candidate] = .infinity
+                    if allowed(candidate) { chosen = candidate }
                 }
-                guard let (_, candidate) = exact else { break }
-                excluded[candidate] = true
-                if allowed(ids[candidate]) { chosen = candidate }
             }
             guard let chosen else { break }
-            result.append(Neighbour(id: ids[chosen], similarity: similarity(distance: distance(a, chosen)), distance: distance(a, chosen)))
+            result.append(Neighbour(id: keys[chosen], similarity: similarity(distance: distance(a, chosen)), distance: distance(a, chosen)))
         }
         result.append(Neighbour(id: to, similarity: similarity(distance: distance(a, b)), distance: distance(a, b)))
         return result
     }
 
+    /// The `count` smallest finite values of `values` with their indices, smallest first.
+    package static func smallest(_ count: Int, of values: [Double]) -> [(Double, Int)] {
+        // Insertion into a short sorted list is cheapest for a few; for many, a selection of the
+        // `count` smallest (Hoare's, in linear time on average), then a sort of those alone.
+        if count > 256 {
+            var all: [(Double, Int)] = []
+            for (i, value) in values.enumerated() where value.isFinite { all.append((value, i)) }
+            let precedes = { (a: (Double, Int), b: (Double, Int)) in a.0 < b.0 || (a.0 == b.0 && a.1 < b.1) }
+            if all.count > count {
+                var low = 0, high = all.count - 1
+                while low < high {
+                    let pivot = all[(low + high) / 2]
+                    var i = low, j = high
+                    while i <= j {
+                        while precedes(all[i], pivot) { i += 1 }
+                        while precedes(pivot, all[j]) { j -= 1 }
+                        if i <= j {
+                            all.swapAt(i, j)
+                            i += 1
+                            j -= 1
+                        }
+                    }
+                    if count - 1 <= j { high = j } else if count - 1 >= i { low = i } else { break }
+                }
+                all.removeSubrange(count...)
+            }
+            all.sort(by: precedes)
+            return all
+        }
+        var best: [(Double, Int)] = []
+        best.reserveCapacity(count + 1)
+        for (i, value) in values.enumerated() where value.isFinite && (best.count < count || value < best[best.count - 1].0) {
+            let at = best.firstIndex { value < $0.0 } ?? best.count
+            best.insert((value, i), at: at)
+            if best.count > count { best.removeLast() }
+        }
+        return best
+    }
+
     /// Distance between two indexed tracks (nil when either has no vector).
+    @_specialize(exported: true, where Keys == SortedPaths)
     public func distance(_ a: ID, _ b: ID) -> Float? {
-        guard let i = position[a], let j = position[b] else { return nil }
+        guard let i = keys.position(of: a), let j = keys.position(of: b) else { return nil }
         return distance(i, j)
     }
 }

@@ -44,19 +44,65 @@ public struct SonicFeatures: Sendable, Equatable {
 
     /// A stored vector; nil when its length or any value is not what this version writes.
     public init?(data: Data) {
-        guard data.count == Self.dimension * 4 else { return nil }
-        // One access to the bytes for the whole vector: a store's 100,000 of them are read per query.
-        let values: [Float]? = data.withUnsafeBytes { raw in
-            var values = [Float](repeating: 0, count: Self.dimension)
-            for i in 0..<Self.dimension {
-                values[i] = Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self)))
-                guard values[i].isFinite else { return nil }
-            }
-            return values
-        }
-        guard let values else { return nil }
-        self.values = values
+        var one = FeatureMatrix()
+        guard data.withUnsafeBytes({ one.append(stored: $0) }) else { return nil }
+        values = one.values
     }
+}
+
+/// Many tracks' vectors in one flat array, row after row (`dimension` values each): what the
+/// similarity index reads, without an array per track (a store holds 100,000 of them).
+public struct FeatureMatrix: Sendable, Equatable {
+    public private(set) var values: [Float] = []
+    public var count: Int { values.count / SonicFeatures.dimension }
+
+    public init() {}
+
+    public init(_ vectors: [SonicFeatures]) {
+        values.reserveCapacity(vectors.count * SonicFeatures.dimension)
+        for vector in vectors { values += vector.values }
+    }
+
+    public mutating func reserveCapacity(_ rows: Int) { values.reserveCapacity(rows * SonicFeatures.dimension) }
+
+    /// Appends a vector as stored (`SonicFeatures.data`); false, appending nothing, when its length
+    /// or any value is not what this version writes.
+    public mutating func append(stored raw: UnsafeRawBufferPointer) -> Bool {
+        let dimension = SonicFeatures.dimension
+        guard raw.count == dimension * 4 else { return false }
+        let start = values.count
+        values.append(contentsOf: repeatElement(0, count: dimension))
+        let finite = values.withUnsafeMutableBufferPointer { row in
+            var finite = true
+            for i in 0..<dimension {
+                let value = Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self)))
+                finite = finite && value.isFinite
+                row[start + i] = value
+            }
+            return finite
+        }
+        if !finite { values.removeSubrange(start...) }
+        return finite
+    }
+
+    public subscript(row: Int) -> SonicFeatures {
+        SonicFeatures(values: Array(values[(row * SonicFeatures.dimension)..<((row + 1) * SonicFeatures.dimension)]))
+    }
+
+    /// The values, leaving the matrix empty (so that a consumer can own them without a copy).
+    public mutating func takeValues() -> [Float] {
+        defer { values = [] }
+        return values
+    }
+
+    /// The matrix, leaving this one empty.
+    public mutating func take() -> FeatureMatrix {
+        defer { values = [] }
+        return self
+    }
+
+    /// Component `component` of row `row`.
+    public func value(_ row: Int, _ component: Int) -> Float { values[row * SonicFeatures.dimension + component] }
 }
 
 /// Gathers `SonicFeatures` from the onset front end's spectra (1024-point Hann power spectra at

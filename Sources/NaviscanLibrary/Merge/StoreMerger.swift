@@ -50,7 +50,7 @@ public final class StoreMerger {
         // Albums may span shards: measure them again over the merged tracks, from the store alone.
         _ = try AlbumGain.recompute(store: store, layout: layout, albumPerDisc: try store.analysisParameters()?.albumPerDisc ?? false,
                                    jobs: ProcessInfo.processInfo.activeProcessorCount)
-        try store.refreshSimilarityNormalisation()
+        try store.refreshSimilarityIndex()
         summary.coverage = coverage?.description
         summary.tracks = try store.count()
         try store.checkpoint()

@@ -235,7 +235,7 @@ public final class LibraryScanner: @unchecked Sendable {
 
     /// The features' normalisation over the library as it now is (for `naviscan similar` and /similar).
     private func normaliseFeatures(store: LibraryStore) {
-        do { try store.refreshSimilarityNormalisation() } catch {
+        do { try store.refreshSimilarityIndex() } catch {
             logger.warning("could not measure the similarity normalisation; queries measure it themselves", metadata: ["error": "\(error)"])
         }
     }

@@ -9,8 +9,7 @@ public enum StoreBenchmark {
     /// Fills a new store at `into` with `count` tracks: the analysed tracks of `source` (with features),
     /// again and again under `Copies/K/…`, every row as the scan wrote it (profile, histogram, tags), its
     /// features scaled by up to ±5 % so that no two are the same sound. Rows only: no output files.
-    /// Returns the paths of the first copies of the source's tracks.
-    public static func makeStore(from source: LibraryStore, into: String, count: Int, seed: UInt64 = 53) throws -> [String] {
+    public static func makeStore(from source: LibraryStore, into: String, count: Int, seed: UInt64 = 53) throws {
         let originals = try source.allTracks().filter { $0.status == .ok && $0.features != nil }
         guard !originals.isEmpty else { throw StoreBenchmarkError.noFeatures(source.path) }
         let tags = try source.tags(of: originals.map(\.relativePath))
@@ -19,7 +18,6 @@ public enum StoreBenchmark {
         guard try store.count() == 0 else { throw StoreBenchmarkError.notEmpty(into) }
         var random = SeededGenerator(seed: seed)
         var batch: [StoreChange] = []
-        var firstCopies: [String] = []
         for k in 0..<count {
             var row = originals[k % originals.count]
             let values = SonicFeatures(data: row.features!)!.values
@@ -27,7 +25,6 @@ public enum StoreBenchmark {
             row.tags = tags[row.relativePath]
             row.relativePath = "Copies/\(k / originals.count)/" + row.relativePath
             row.key = OutputLayout.key(forRelativePath: row.relativePath)
-            if k < originals.count { firstCopies.append(row.relativePath) }
             batch.append(.save(row))
             if batch.count == 1000 {
                 try store.commitTracks(batch)
@@ -38,9 +35,8 @@ public enum StoreBenchmark {
         if let identity = try? source.libraryIdentity(), let root = identity.root {
             try store.recordLibraryIdentity(root: root, device: identity.device ?? 0)
         }
-        try store.refreshSimilarityNormalisation()
+        try store.refreshSimilarityIndex()
         try store.checkpoint()
-        return firstCopies
     }
 
     /// What one run of a command cost: the kernel's count for its process.

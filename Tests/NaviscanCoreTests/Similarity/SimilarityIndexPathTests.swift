@@ -6,13 +6,13 @@ import Testing
 struct SimilarityIndexPathTests {
     /// The path as the plain definition computes it: at every step, the distance of every track
     /// still unused and allowed to the step's point, the nearest taken (ties to the first).
-    static func reference(_ index: SimilarityIndex<Int>, _ features: [SonicFeatures], from a: Int, to b: Int, steps: Int,
+    static func reference(_ index: SimilarityIndex<HashedKeys<Int>>, _ features: [SonicFeatures], from a: Int, to b: Int, steps: Int,
                           allowed: (Int) -> Bool) -> [Int] {
         let dimension = SonicFeatures.dimension, n = index.normalisation
         // The normalised vector with each component times √(its group's weight per component), as the index defines it.
         var weights = [Float](repeating: 0, count: dimension)
         for group in SonicFeatures.Group.allCases {
-            for d in group.offset..<(group.offset + group.count) { weights[d] = ((SimilarityIndex<Int>.groupWeights[group] ?? 0) / Float(group.count)).squareRoot() }
+            for d in group.offset..<(group.offset + group.count) { weights[d] = ((SimilarityIndex<HashedKeys<Int>>.groupWeights[group] ?? 0) / Float(group.count)).squareRoot() }
         }
         let vector = { (i: Int) in (0..<dimension).map { d in min(max((features[i].values[d] - n.median[d]) / n.scale[d], -4), 4) * weights[d] } }
         let (va, vb) = (vector(a), vector(b))
@@ -46,10 +46,46 @@ struct SimilarityIndexPathTests {
         let index = SimilarityIndex(rows: features.enumerated().map { ($0.offset, $0.element) }, normalisation: normalisation)
         let refused = { (i: Int) in i % 7 == 3 }
         for (from, to, steps) in [(0, 1, 12), (5, 245, 20), (17, 130, 2), (3, 99, 50), (10, 11, 300)] {
-            for allowed in [{ (_: Int) in true }, { !refused($0) }] {
+            // The last refuses nearly every track: each step looks past hundreds of refusals.
+            for allowed in [{ (_: Int) in true }, { !refused($0) }, { $0 % 50 == 0 }] {
                 let fast = try #require(index.path(from: from, to: to, steps: steps, allowed: allowed)).map(\.id)
                 #expect(fast == Self.reference(index, features, from: from, to: to, steps: steps, allowed: allowed), "\(from) → \(to), \(steps) steps")
             }
+        }
+    }
+}
+
+extension SimilarityIndexPathTests {
+    @Test("Thousands of refusals per step (a library's copies of one recording): still the direct scan's path")
+    func manyRefusals() throws {
+        var random = SeededGenerator(seed: 52)
+        let dimension = SonicFeatures.dimension
+        let base = (0..<dimension).map { _ in Float.random(in: 0...10, using: &random) }
+        // 3,000 near copies of one sound and a few others: only every 700th track may be chosen.
+        var vectors = (0..<3000).map { _ in base.map { $0 + Float.random(in: -0.05...0.05, using: &random) } }
+        vectors += (0..<40).map { _ in (0..<dimension).map { _ in Float.random(in: 0...10, using: &random) } }
+        let features = vectors.map(SonicFeatures.init(values:))
+        let normalisation = try #require(SimilarityNormalisation(measuring: features, changeSequence: 1))
+        let index = SimilarityIndex(rows: features.enumerated().map { ($0.offset, $0.element) }, normalisation: normalisation)
+        let allowed = { (i: Int) in i % 700 == 0 || i >= 3000 }
+        for (from, to, steps) in [(3001, 3002, 8), (1, 3039, 6)] {
+            let fast = try #require(index.path(from: from, to: to, steps: steps, allowed: allowed)).map(\.id)
+            #expect(fast == Self.reference(index, features, from: from, to: to, steps: steps, allowed: allowed), "\(from) → \(to)")
+        }
+    }
+}
+
+extension SimilarityIndexPathTests {
+    @Test("The pool of smallest estimates: the sorted prefix of the finite values, ties by index, for few and many")
+    func smallest() {
+        var random = SeededGenerator(seed: 53)
+        // Many ties (values on a coarse grid) and taken tracks (+∞).
+        let values = (0..<20_000).map { _ in Bool.random(using: &random) ? Double.infinity : Double(Int.random(in: 0..<500, using: &random)) }
+        let finite = values.enumerated().filter { $0.element.isFinite }.map { ($0.element, $0.offset) }
+            .sorted { $0.0 < $1.0 || ($0.0 == $1.0 && $0.1 < $1.1) }
+        for count in [1, 32, 256, 257, 2048, 9_000, 30_000] {
+            let got = SimilarityIndex<HashedKeys<Int>>.smallest(count, of: values)
+            #expect(got.map(\.1) == finite.prefix(count).map(\.1), "\(count)")
         }
     }
 }

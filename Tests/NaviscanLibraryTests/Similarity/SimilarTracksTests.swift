@@ -146,7 +146,7 @@ struct SimilarTracksTests {
         let stamps = before.map { OutputStamp.of(path: layout.visPath(key: $0.key)) }
 
         // As a store of a naviscan whose features had another version (or none yet) leaves it.
-        let sql = try NaviscanProcess.run(["-c", "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute('DELETE FROM track_features'); db.execute('UPDATE track SET features_version = 0'); db.commit()",
+        let sql = try NaviscanProcess.run(["-c", "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute('DELETE FROM track_features'); db.execute('UPDATE track SET features_version = 0'); db.execute('DELETE FROM meta WHERE name = \\'similarity_snapshot\\''); db.commit()",
                                            layout.databasePath], program: "/usr/bin/python3")
         try #require(sql.status == 0, "\(sql.stderr)")
         #expect(try store.featureRows().isEmpty)

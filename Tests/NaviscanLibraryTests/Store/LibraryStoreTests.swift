@@ -61,6 +61,91 @@ struct LibraryStoreTests {
         #expect(counts.profiles == 1 && counts.vis == 1 && counts.failed == 1)
     }
 
+    @Test("The similarity read pairs each vector with its track in SQLite's byte order (accents, decomposed, ß, capitals), and leaves out missing, failed, stale and damaged rows")
+    func featureTable() throws {
+        let store = try LibraryStore.inMemory()
+        // Swift's String order differs from the bytes' here: "é" composed against e + U+0301, capitals.
+        let paths = ["b.flac", "e\u{301}.flac", "é.flac", "Z.flac", "ß.flac", "a/ä.flac", "a.flac", "x/ö.flac"]
+        var records: [TrackRecord] = []
+        for (i, path) in paths.enumerated() {
+            var record = storedTrack(path)
+            record.duration = Double(100 + i)
+            record.features = SonicFeatures(values: (0..<SonicFeatures.dimension).map { Float(i * 100 + $0) }).data
+            records.append(record)
+        }
+        // A track without a vector, named like one with: "ö" decomposed, before the composed in bytes.
+        records.append(storedTrack("x/o\u{308}.flac"))
+        var missing = storedTrack("m.flac"), stale = storedTrack("s.flac"), damaged = storedTrack("d.flac")
+        missing.features = records[0].features
+        stale.features = records[0].features
+        stale.featuresVersion = SonicFeatures.version + 1
+        damaged.features = Data(repeating: 0xFF, count: SonicFeatures.dimension * 4) // NaNs
+        try store.commitTracks((records + [missing, stale, damaged, storedTrack("failed.flac", status: .failed)]).map { .save($0) })
+        try store.markMissing(["m.flac"], since: 1_700_000_000)
+
+        let table = try store.featureTable()
+        let expected = paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        // As bytes: Swift's `==` would hold the two spellings of "ö" equal.
+        #expect(table.paths.map { Array($0.utf8) } == expected.map { Array($0.utf8) })
+        for (row, path) in table.paths.enumerated() {
+            let i = try #require(paths.firstIndex { $0.utf8.elementsEqual(path.utf8) })
+            #expect(table.features[row] == SonicFeatures(data: try #require(records[i].features)))
+            #expect(table.durations[row] == Double(100 + i))
+        }
+    }
+
+    @Test("The similarity snapshot: read back byte for byte over several blocks; read instead of the tables while current; not read once a track changes, nor when its format or a block is not this build's")
+    func similaritySnapshot() throws {
+        let folder = try FixturePaths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/naviscan.db"
+        let store = try LibraryStore(path: path)
+        var random = SeededGenerator(seed: 7)
+        let records = (0..<5000).map { i in
+            var record = storedTrack("Artist \(i % 37)/Album ü\(i % 11)/\(i).flac")
+            record.duration = Double.random(in: 30...600, using: &random)
+            record.features = SonicFeatures(values: (0..<SonicFeatures.dimension).map { _ in Float.random(in: -5...5, using: &random) }).data
+            return record
+        }
+        try store.commitTracks(records.map { .save($0) })
+        func same(_ a: LibraryStore.FeatureTable, _ b: LibraryStore.FeatureTable) -> Bool {
+            a.paths.map { Array($0.utf8) } == b.paths.map { Array($0.utf8) } && a.features == b.features && a.durations == b.durations
+        }
+        func sql(_ statements: String) throws {
+            let run = try NaviscanProcess.run(["-c", "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.executescript(sys.argv[2]); db.commit()",
+                                               path, statements], program: "/usr/bin/python3")
+            try #require(run.status == 0, "\(run.stderr)")
+        }
+        let scanned = try store.featureTable()
+        #expect(scanned.paths.count == 5000)
+        let input = try store.refreshSimilarityIndex()
+        #expect(same(input.features, scanned))
+        #expect(same(try store.featureTable(), scanned))
+
+        // Vectors changed behind the store's back (no change sequence): the snapshot is what is read.
+        try sql("UPDATE track_features SET vector = zeroblob(length(vector));")
+        #expect(same(try store.featureTable(), scanned))
+        // A snapshot of a format this build does not know, or a damaged block: the tables are read.
+        try sql("UPDATE meta SET value = replace(value, '\"format\":1', '\"format\":99') WHERE name = 'similarity_snapshot';")
+        let zeroed = try store.featureTable()
+        #expect(zeroed.paths.count == 5000 && zeroed.features.values.allSatisfy { $0 == 0 })
+        try store.refreshSimilarityIndex()
+        try sql("DELETE FROM track_features WHERE relative_path = 'Artist 0/Album ü0/0.flac';")
+        #expect(same(try store.featureTable(), zeroed))
+        try sql("UPDATE similarity_snapshot SET data = substr(data, 1, 100) WHERE block = 1;")
+        #expect(try store.featureTable().paths.count == 4999)
+
+        // A change takes a sequence: the snapshot of the sequence before is not read.
+        try store.refreshSimilarityIndex()
+        var changed = records[0]
+        changed.features = SonicFeatures(values: .init(repeating: 1, count: SonicFeatures.dimension)).data
+        try store.commitTracks([.save(changed), .delete(relativePath: records[1].relativePath)])
+        let after = try store.featureTable()
+        #expect(after.paths.count == 4999)
+        let row = try #require(after.paths.position(of: records[0].relativePath))
+        #expect(after.features[row].values.allSatisfy { $0 == 1 })
+    }
+
     @Test("An album's rewritten members are one album_updated event; the store keeps the last keptEvents events")
     func albumEventsAndTrim() async throws {
         let store = try LibraryStore.inMemory()
