@@ -41,7 +41,7 @@ struct CommandLineTests {
         defer { s.remove() }
         let file = s.root + "/naviscan.json"
         try #"{"library": "/srv/music", "jobs": 3, "encoding": "f16", "fps": 60, "serve": {"port": 9001}}"#
-            .write(toFile: file, atomically: true, encoding: .utf8)
+            .write(toFile: file, atomically: false, encoding: .utf8)
         let run = try s.run(["config", "--config", file, "--json"], environment: ["NAVISCAN_ENCODING": "u8", "NAVISCAN_SERVE_HOST": "0.0.0.0"])
         #expect(run.status == 0, "\(run.stderr)")
         let config = try s.json(run.stdout)
@@ -70,10 +70,10 @@ struct CommandLineTests {
         let s = try Scratch()
         defer { s.remove() }
         let file = s.root + "/bad.json"
-        try #"{"jbos": 3}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        try #"{"jbos": 3}"#.write(toFile: file, atomically: false, encoding: .utf8)
         let unknown = try s.run(["config", "--config", file])
         #expect(unknown.status == 2 && unknown.stderr.contains("unknown setting 'jbos'"), "\(unknown.stderr)")
-        try #"{"jobs": "three"}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        try #"{"jobs": "three"}"#.write(toFile: file, atomically: false, encoding: .utf8)
         let wrongType = try s.run(["config", "--config", file])
         #expect(wrongType.status == 2 && wrongType.stderr.contains("jobs") && wrongType.stderr.contains("whole number"), "\(wrongType.stderr)")
         let missing = try s.run(["config", "--config", s.root + "/none.json"])
@@ -90,7 +90,7 @@ struct CommandLineTests {
         let jobsVariable = try s.run(["scan", s.library, "-q"], environment: ["NAVISCAN_JOBS": "999"])
         #expect(jobsVariable.status == 2 && jobsVariable.stderr.contains("NAVISCAN_JOBS (environment) must be between 1 and 256, got 999"),
                 "\(jobsVariable.stderr)")
-        try #"{"reference-lufs": 5, "serve": {"port": 70000}}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        try #"{"reference-lufs": 5, "serve": {"port": 70000}}"#.write(toFile: file, atomically: false, encoding: .utf8)
         let lufsFile = try s.run(["scan", s.library, "-q", "--config", file])
         #expect(lufsFile.status == 2 && lufsFile.stderr.contains("'reference-lufs' in \(file) must be between -70 and 0 LUFS, got 5"),
                 "\(lufsFile.stderr)")

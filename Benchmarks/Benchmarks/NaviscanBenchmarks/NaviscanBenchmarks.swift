@@ -132,12 +132,15 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
     }
-    Benchmark("stage.loudness") { b in
-        try measureRealtime(b) {
-            let meter = try LoudnessMeter(config: .init(), sampleRate: 44_100, layout: [.left, .right])
-            feedBlocks { meter.process($0) }
-            blackHole(meter.finish())
-            return 240
+    // The loudness stage as scans run it (true peak on) and without the true peak: its cost.
+    for truePeak in [true, false] {
+        Benchmark(truePeak ? "stage.loudness" : "stage.loudness-without-true-peak") { b in
+            try measureRealtime(b) {
+                let meter = try LoudnessMeter(config: .init(truePeak: truePeak), sampleRate: 44_100, layout: [.left, .right])
+                feedBlocks { meter.process($0) }
+                blackHole(meter.finish())
+                return 240
+            }
         }
     }
     Benchmark("stage.silence-edges") { b in

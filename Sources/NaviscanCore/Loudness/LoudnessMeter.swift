@@ -20,9 +20,10 @@ public final class LoudnessMeter {
     public static let version = 1
 
     public struct Config: Sendable, Hashable, Codable {
-        /// Also measure true peak (4× oversampled); it costs noticeably more.
-        public var truePeak = false
-        public init(truePeak: Bool = false) { self.truePeak = truePeak }
+        /// Also measure the true peak (`TruePeakMeter`, 4× oversampled), which ReplayGain 2.0 taggers
+        /// report and players clip by; a few per cent of a scan (docs/performance.md).
+        public var truePeak = true
+        public init(truePeak: Bool = true) { self.truePeak = truePeak }
     }
 
     public struct Result: Sendable, Equatable {

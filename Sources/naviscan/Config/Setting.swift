@@ -97,7 +97,7 @@ enum Settings {
                                   default: .string("\(Int(profile.tempo.minBPM))-\(Int(profile.tempo.maxBPM))"),
                                   "Range reported tempi lie in, as MIN-MAX BPM.")
     static let truePeak = Setting("true-peak", .bool, default: .bool(profile.loudness.truePeak),
-                                  "Also measure the true peak (dBTP); slower.")
+                                  "Measure the true peak (dBTP), the ReplayGain peak players clip by; costs a few per cent of a scan.")
     static let waveformPPS = Setting("waveform-pps", .int, default: .int(profile.waveform.pointsPerSecond),
                                      "Seek-bar waveform points (min/max pairs) per second of audio.")
     static let waveformBits = Setting("waveform-bits", .int, default: .int(profile.waveform.bits),

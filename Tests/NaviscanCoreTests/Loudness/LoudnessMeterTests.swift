@@ -128,12 +128,15 @@ struct LoudnessMeterTests {
         #expect(abs((surround.integratedLUFS! - front.integratedLUFS!) - 1.49) < 0.05)
     }
 
-    @Test("True peak is measured only when asked for")
+    @Test("True peak is measured by default, and not when turned off")
     func truePeak() throws {
         let signal = Self.tone([(2, -6)], rate: 48_000)
-        let plain = try Self.measure(signal)
-        #expect(plain.truePeakDB == nil)
-        let meter = try LoudnessMeter(config: .init(truePeak: true), sampleRate: 48_000, layout: [.left, .right])
+        let off = try LoudnessMeter(config: .init(truePeak: false), sampleRate: 48_000, layout: [.left, .right])
+        signal.samples.withUnsafeBufferPointer {
+            off.process(AudioBlock(samples: $0.baseAddress!, frameCount: signal.frameCount, channels: 2))
+        }
+        #expect(off.finish().truePeakDB == nil)
+        let meter = try LoudnessMeter(config: .init(), sampleRate: 48_000, layout: [.left, .right])
         signal.samples.withUnsafeBufferPointer {
             meter.process(AudioBlock(samples: $0.baseAddress!, frameCount: signal.frameCount, channels: 2))
         }
