@@ -19,8 +19,6 @@ public final class TruePeakMeter {
     /// Per delay d, the weights of phases 1, 2 and 3 (zero where a phase has no such tap): output
     /// phase f at sample n is Σ_d weights[d][f − 1] · x[n − d]. Phase 0 is the sample itself.
     private let weights: [SIMD4<Float>]
-    /// Phase 2's weights are symmetric (4× oversampling), and an even number of delays carries them.
-    private let symmetricHalf: Bool
     private let gain: Float
     /// Samples of the block before, kept in front of each channel's samples.
     private let history: Int
@@ -49,11 +47,11 @@ public final class TruePeakMeter {
         }
         // Delays past the last nonzero weight (the window's end, phase 0's) cost work and add nothing.
         weights.removeSubrange(((weights.lastIndex { $0 != .zero } ?? -1) + 1)...)
-        // Phase 2 (half a sample) is symmetric: its weights at d and the last delay − d pair up, so
-        // each pair costs one product. The pair's two weights differ only by the window's rounding.
+        // At 4×, phase 2 (half a sample) is symmetric: its weights at d and the last delay − d pair
+        // up, so each pair costs one product. The pair's two weights differ only by the window's
+        // rounding (about 1e-8), so they are made equal.
         let last = weights.count - 1
-        symmetricHalf = factor == 4 && (0..<weights.count).allSatisfy { abs(weights[$0][1] - weights[last - $0][1]) <= 1e-6 }
-        if symmetricHalf {
+        if factor == 4 {
             for d in 0..<(weights.count / 2) {
                 let mean = (weights[d][1] + weights[last - d][1]) / 2
                 (weights[d][1], weights[last - d][1]) = (mean, mean)
@@ -112,8 +110,7 @@ public final class TruePeakMeter {
                     k += 1
                     if gain * reach > max(peak, Self.value(peakBits)) {
                         peakBits = factor == 2 ? Self.filterHalf(samples + start, count: count, weights: weights, peak: peakBits)
-                            : symmetricHalf ? Self.filterQuarter(samples + start, count: count, weights: weights, peak: peakBits)
-                            : Self.filter(samples + start, count: count, weights: weights, peak: peakBits)
+                            : Self.filterQuarter(samples + start, count: count, weights: weights, peak: peakBits)
                     }
                     start += count
                 }
@@ -158,43 +155,19 @@ public final class TruePeakMeter {
         Float(bitPattern: UInt32(min(bits.max(), Int32(bitPattern: Float.greatestFiniteMagnitude.bitPattern))))
     }
 
-    /// Phases 1 to 3 over `count` samples (with the taps' history before them): the largest |output|
-    /// as bits, lane by lane, folded into `peak`. A float's magnitude orders like an integer, and NaN
-    /// sorts above every number. Each sample window is loaded once for the three phases.
-    private static func filter(_ samples: UnsafePointer<Float>, count n: Int, weights: UnsafeBufferPointer<SIMD4<Float>>,
-                               peak: SIMD8<Int32>) -> SIMD8<Int32> {
-        var peak = peak
-        func fold(_ sum: SIMD8<Float>) {
-            let magnitude = unsafeBitCast(sum, to: SIMD8<Int32>.self) & 0x7FFF_FFFF
-            peak.replace(with: magnitude, where: magnitude .> peak)
-        }
-        var i = 0
-        // Eight outputs of each phase at a time, in registers.
-        while i + 8 <= n {
-            var s1 = SIMD8<Float>(), s2 = SIMD8<Float>(), s3 = SIMD8<Float>()
-            for d in 0..<weights.count {
-                let x = UnsafeRawPointer(samples + i - d).loadUnaligned(as: SIMD8<Float>.self)
-                let w = weights[d]
-                s1 += w[0] * x
-                s2 += w[1] * x
-                s3 += w[2] * x
-            }
-            fold(s1)
-            fold(s2)
-            fold(s3)
-            i += 8
-        }
-        return tail(samples, from: i, count: n, weights: weights, peak: peak)
+    /// Folds the magnitudes of `sum` into `peak` as bits, lane by lane: a float's magnitude orders
+    /// like an integer, and NaN sorts above every number.
+    private static func fold(_ sum: SIMD8<Float>, into peak: inout SIMD8<Int32>) {
+        let magnitude = unsafeBitCast(sum, to: SIMD8<Int32>.self) & 0x7FFF_FFFF
+        peak.replace(with: magnitude, where: magnitude .> peak)
     }
 
-    /// `filter` at 4×, phase 2 computed from pairs of samples: Σ w[d] · (x[n − d] + x[n − last + d]).
+    /// Phases 1 to 3 at 4× over `count` samples (with the taps' history before them), eight outputs
+    /// of each at a time in registers, each window loaded once for the three: the largest |output|
+    /// folded into `peak`. Phase 2 is computed from pairs of samples, Σ w[d] · (x[n − d] + x[n − last + d]).
     private static func filterQuarter(_ samples: UnsafePointer<Float>, count n: Int, weights: UnsafeBufferPointer<SIMD4<Float>>,
                                       peak: SIMD8<Int32>) -> SIMD8<Int32> {
         var peak = peak
-        func fold(_ sum: SIMD8<Float>) {
-            let magnitude = unsafeBitCast(sum, to: SIMD8<Int32>.self) & 0x7FFF_FFFF
-            peak.replace(with: magnitude, where: magnitude .> peak)
-        }
         let delays = weights.count, last = delays - 1
         var i = 0
         while i + 8 <= n {
@@ -214,15 +187,15 @@ public final class TruePeakMeter {
                 s2 += weights[d][1] * x
                 s3 += weights[d][2] * x
             }
-            fold(s1)
-            fold(s2)
-            fold(s3)
+            fold(s1, into: &peak)
+            fold(s2, into: &peak)
+            fold(s3, into: &peak)
             i += 8
         }
         return tail(samples, from: i, count: n, weights: weights, peak: peak)
     }
 
-    /// `filter` at 2×: phase 1 alone (the others have no weights).
+    /// Phase 1 at 2× (the others have no weights), as `filterQuarter` computes it.
     private static func filterHalf(_ samples: UnsafePointer<Float>, count n: Int, weights: UnsafeBufferPointer<SIMD4<Float>>,
                                    peak: SIMD8<Int32>) -> SIMD8<Int32> {
         var peak = peak
@@ -232,8 +205,7 @@ public final class TruePeakMeter {
             for d in 0..<weights.count {
                 s1 += weights[d][0] * UnsafeRawPointer(samples + i - d).loadUnaligned(as: SIMD8<Float>.self)
             }
-            let magnitude = unsafeBitCast(s1, to: SIMD8<Int32>.self) & 0x7FFF_FFFF
-            peak.replace(with: magnitude, where: magnitude .> peak)
+            fold(s1, into: &peak)
             i += 8
         }
         return tail(samples, from: i, count: n, weights: weights, peak: peak)
