@@ -53,6 +53,13 @@ public final class LibraryStore: @unchecked Sendable {
     /// ends) is opened immutable: SQLite then makes no side files, so a shard folder on a read-only
     /// mount can be merged. A log with frames in it is read the ordinary way, which needs its
     /// shared-memory file beside it, and names that when the folder cannot be written.
+    /// A store for commands that read it (the similarity queries): writable when it can be, so that
+    /// what they measure is recorded for the next one, and read-only when it cannot (a read-only
+    /// mount, a folder of another user's), where they answer all the same.
+    public static func forQueries(path: String) throws -> LibraryStore {
+        do { return try LibraryStore(path: path) } catch LibraryError.storeUnwritable { return try readOnly(path: path) }
+    }
+
     public static func readOnly(path: String) throws -> LibraryStore {
         var configuration = Configuration()
         configuration.readonly = true

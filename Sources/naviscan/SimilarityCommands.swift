@@ -26,7 +26,7 @@ struct SimilarityOptions: ParsableArguments {
         let location = loaded.location
         try location.requireStore()
         do {
-            let store = try LibraryStore(path: location.databasePath)
+            let store = try LibraryStore.forQueries(path: location.databasePath)
             return (try SimilarTracks(store: store), location.library ?? StoreLocation.standardized(library), location.out)
         } catch {
             throw CLIError(UserMessage.describe(error), code: (error as? LibraryError)?.isFault == true ? 3 : 2)

@@ -202,6 +202,31 @@ struct SimilarTracksTests {
         #expect(path.status == 0, "\(path.stderr)")
     }
 
+    @Test("On a store mounted read-only, with no current snapshot to read, similar still answers (measured, not recorded)")
+    func readOnlyStore() throws {
+        guard canMountTmpfs else {
+            print("skipped: this machine does not let the tests mount")
+            return
+        }
+        let lib = try StyledLibrary()
+        defer { lib.remove() }
+        let ask = { (data: String) in try NaviscanProcess.run(["similar", lib.library, "Buzz/2.flac", "--data", data, "--count", "3", "--json"]) }
+        let writable = try ask(lib.data)
+        try #require(writable.status == 0, "\(writable.stderr)")
+        let forget = try NaviscanProcess.run(["-c", "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute(\"DELETE FROM meta WHERE name LIKE 'similarity%'\"); db.commit(); db.execute('PRAGMA wal_checkpoint(TRUNCATE)'); db.close()",
+                                              lib.data + "/naviscan.db"], program: "/usr/bin/python3")
+        try #require(forget.status == 0, "\(forget.stderr)")
+        let mounted = lib.data + "-ro"
+        try FileManager.default.createDirectory(atPath: mounted, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: mounted) }
+        try #require(try system(["mount", "--bind", lib.data, mounted]) == 0)
+        defer { _ = try? system(["umount", mounted]) }
+        try #require(try system(["mount", "-o", "remount,ro,bind", mounted]) == 0)
+        let readOnly = try ask(mounted)
+        #expect(readOnly.status == 0, "\(readOnly.stderr)")
+        #expect(readOnly.stdout == writable.stdout)
+    }
+
     @Test("mix and path --out refuse, unless --force, a file that is not a playlist and anything in the store's folder; a playlist is replaced")
     func playlistTargets() throws {
         let lib = try StyledLibrary()
