@@ -71,6 +71,34 @@ struct TruePeakMeterTests {
         }
     }
 
+    /// Real recordings are not committed (the corpus's licences are its packages'): this runs on
+    /// `../shared/corpus`'s FLACs when they are built (`$NAVISCAN_CORPUS`, default
+    /// ~/.cache/naviscan-corpus), and says it skipped otherwise.
+    @Test("Real music driven 6 dB into clipping (the corpus's FLACs, when built): within 0.05 dB of libebur128")
+    func clippedRealMusic() throws {
+        let corpus = (ProcessInfo.processInfo.environment["NAVISCAN_CORPUS"] ?? NSHomeDirectory() + "/.cache/naviscan-corpus") + "/music/flac"
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: corpus)) ?? []).filter { $0.hasSuffix(".flac") }.sorted()
+        guard !files.isEmpty else {
+            print("skipped: no corpus at \(corpus) (../shared/corpus/build.sh makes it)")
+            return
+        }
+        for name in files.prefix(6) {
+            let decoder = try AudioDecoderFactory.open(path: corpus + "/" + name)
+            let channels = decoder.info.channels
+            // 30 s from the start, driven 6 dB and clipped as a loud master is.
+            var samples: [Float] = []
+            var block = [Float](repeating: 0, count: 4096 * channels)
+            while samples.count < 30 * decoder.info.sampleRate * channels {
+                let n = try block.withUnsafeMutableBufferPointer { try decoder.read(into: $0.baseAddress!, maxFrames: 4096) }
+                if n == 0 { break }
+                samples += block[0..<(n * channels)].map { max(-1, min(1, $0 * 2)) }
+            }
+            let signal = TestSignal(sampleRate: decoder.info.sampleRate, channels: channels, samples: samples)
+            let expected = try Self.reference(signal), measured = Self.measure(signal, blockFrames: 333)
+            #expect(abs(measured - expected) < 0.05, "\(name): \(measured) dBTP, libebur128 \(expected)")
+        }
+    }
+
     @Test("Silence has no true peak")
     func silence() {
         #expect(Self.measure(.silence(duration: 1, sampleRate: 48_000, channels: 2)) == -.infinity)
