@@ -32,8 +32,7 @@ extension LibraryStore {
         var table = FeatureTable()
         let eligible = try Row.fetchCursor(db, sql: """
             SELECT relative_path, duration FROM track INDEXED BY \(TrackFeatures.index)
-            WHERE status = 'ok' AND missing_since IS NULL AND features_version = ?
-            ORDER BY relative_path
+            WHERE \(TrackFeatures.eligible) ORDER BY relative_path
             """, arguments: [SonicFeatures.version])
         let vectors = try Row.fetchCursor(db, sql: "SELECT relative_path, vector FROM \(TrackFeatures.table) ORDER BY relative_path")
         var vector = try vectors.next()
@@ -77,8 +76,9 @@ extension LibraryStore {
         try read { db in
             func end(_ order: String) throws -> String? {
                 try String.fetchOne(db, sql: """
-                    SELECT f.relative_path FROM \(TrackFeatures.table) f JOIN track t INDEXED BY \(TrackFeatures.index) ON t.relative_path = f.relative_path
-                    WHERE t.status = 'ok' AND t.missing_since IS NULL AND t.features_version = ? ORDER BY f.relative_path \(order) LIMIT 1
+                    SELECT relative_path FROM track INDEXED BY \(TrackFeatures.index)
+                    WHERE \(TrackFeatures.eligible) AND relative_path IN (SELECT relative_path FROM \(TrackFeatures.table))
+                    ORDER BY relative_path \(order) LIMIT 1
                     """, arguments: [SonicFeatures.version])
             }
             guard let first = try end("ASC"), let last = try end("DESC") else { return nil }

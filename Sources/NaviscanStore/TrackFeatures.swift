@@ -9,6 +9,9 @@ import GRDB
 enum TrackFeatures {
     static let table = "track_features"
     static let index = "track_similarity"
+    /// The tracks the similarity queries read (present, analysed, features of this version), as the
+    /// condition on `track` that `index` covers; its one argument is `SonicFeatures.version`.
+    static let eligible = "status = 'ok' AND missing_since IS NULL AND features_version = ?"
 
     static func createTable(_ db: Database) throws {
         try db.create(table: table, options: .withoutRowID) { t in
