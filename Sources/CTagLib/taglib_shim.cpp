@@ -80,8 +80,8 @@ struct Opened {
 
     bool read(const std::string &key, std::string &value) const {
         if (id3) {
-            if (key == "BPM") {
-                const ID3v2::FrameList &frames = id3->frameListMap()["TBPM"];
+            if (key == "BPM" || key == "INITIALKEY") {
+                const ID3v2::FrameList &frames = id3->frameListMap()[key == "BPM" ? "TBPM" : "TKEY"];
                 if (frames.isEmpty()) return false;
                 value = frames.front()->toString().to8Bit(true);
                 return true;
@@ -135,7 +135,9 @@ struct Opened {
                 return;
             }
             for (const auto &name : freeformNames(mp4, k)) mp4->removeItem(name);
-            if (value) mp4->setItem(String(kFreeform) + k, MP4::Item(StringList(utf8(value))));
+            // Mixed In Key, Serato and Traktor name the key's atom in lower case.
+            String name = key == "INITIALKEY" ? String("initialkey") : k;
+            if (value) mp4->setItem(String(kFreeform) + name, MP4::Item(StringList(utf8(value))));
             return;
         }
         if (ape) {

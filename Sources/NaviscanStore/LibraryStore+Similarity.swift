@@ -99,6 +99,24 @@ extension LibraryStore {
         }
     }
 
+    /// The keys of `paths` as their profiles give them (Camelot, read by SQLite's JSON functions
+    /// without decoding the profiles); a track without a key is absent.
+    public func keys(of paths: some Collection<String>) throws -> [String: MusicalKey] {
+        if paths.isEmpty { return [:] }
+        return try read { db in
+            var keys: [String: MusicalKey] = [:]
+            for chunk in Array(paths).chunked(500) {
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                let rows = try Row.fetchAll(db, sql: "SELECT relative_path, json_extract(profile_json, '$.key.camelot') AS camelot FROM track WHERE relative_path IN (\(marks)) AND json_valid(profile_json)",
+                                            arguments: StatementArguments(chunk))
+                for row in rows {
+                    if let camelot: String = row["camelot"], let key = MusicalKey(camelot) { keys[row["relative_path"]] = key }
+                }
+            }
+            return keys
+        }
+    }
+
     /// The paths of every present track (with features or not).
     public func allTrackPaths() throws -> [String] {
         try read { try String.fetchAll($0, sql: "SELECT relative_path FROM track INDEXED BY \(TrackFeatures.index) WHERE missing_since IS NULL") }

@@ -404,3 +404,63 @@ extension TestSignal {
         return TestSignal(sampleRate: rate, channels: 1, samples: samples)
     }
 }
+
+extension TestSignal {
+    /// A chord in a loop: its root's pitch class (0 = C) and whether it is minor.
+    public struct Chord: Sendable {
+        public var root: Int
+        public var minor: Bool
+        public init(_ root: Int, minor: Bool) {
+            self.root = root
+            self.minor = minor
+        }
+    }
+
+    /// A band playing `chords` (none: the drums alone), one a bar (4 beats at `bpm`), for `bars` bars, looping: a bass note on
+    /// the root at each beat (octave 2), the triad held over the bar (octave 4, five harmonics each),
+    /// a melody of chord tones on the eighths, and, with `drums`, kick, snare and hats. Pitches are
+    /// tuned to `concertA` Hz (440: standard; 432: 32 cents flat).
+    public static func chordLoop(_ chords: [Chord], bpm: Double = 110, bars: Int = 16, concertA: Double = 440,
+                                 drums: Bool = true, start: Double = 0.5, dBFS: Double = -10, sampleRate: Int = 44_100) -> TestSignal {
+        let beat = 60 / bpm
+        let duration = start + Double(bars * 4) * beat + 1
+        let mix = EventMix(duration: duration, sampleRate: sampleRate, seed: 0x4B45_5921)
+        func hz(_ midi: Int) -> Double { concertA * pow(2, Double(midi - 69) / 12) }
+        func tone(_ f: Double, harmonics: Int, decay: Double, level: Double) -> (Double) -> Double {
+            { s in
+                var v = 0.0
+                for h in 1...harmonics where Double(h) * f < 0.45 * Double(sampleRate) { v += sin(2 * .pi * Double(h) * f * s) / Double(h) }
+                return level * v * exp(-s * decay) * min(1, s / 0.01)
+            }
+        }
+        for bar in 0..<bars {
+            let t0 = start + Double(bar * 4) * beat
+            addDrums(bar: t0)
+            guard !chords.isEmpty else { continue }
+            let chord = chords[bar % chords.count]
+            let notes = [0, chord.minor ? 3 : 4, 7].map { chord.root + $0 }
+            for note in notes { mix.add(at: t0, length: 4 * beat) { tone(hz(60 + note), harmonics: 5, decay: 0.4, level: 0.12)($0) } }
+            for b in 0..<4 {
+                mix.add(at: t0 + Double(b) * beat, length: beat) { tone(hz(36 + chord.root), harmonics: 4, decay: 2, level: 0.35)($0) }
+            }
+            for e in 0..<8 {
+                let note = notes[(e * 5 + bar) % 3] + 12
+                mix.add(at: t0 + Double(e) * beat / 2, length: beat / 2) { tone(hz(60 + note), harmonics: 3, decay: 6, level: 0.08)($0) }
+            }
+        }
+        return mix.signal(dBFS: dBFS)
+
+        func addDrums(bar t0: Double) {
+            guard drums else { return }
+            for b in 0..<4 {
+                let t = t0 + Double(b) * beat
+                if b % 2 == 0 {
+                    mix.add(at: t, length: 0.3) { s in 0.6 * sin(2 * .pi * (50 + 90 * exp(-s * 30)) * s) * exp(-s * 12) }
+                } else {
+                    mix.add(at: t, length: 0.2) { s in 0.4 * (0.5 * mix.noise() + 0.3 * sin(2 * .pi * 190 * s)) * exp(-s * 25) }
+                }
+                for half in 0..<2 { mix.add(at: t + Double(half) * beat / 2, length: 0.05) { s in 0.1 * mix.noise() * exp(-s * 90) } }
+            }
+        }
+    }
+}

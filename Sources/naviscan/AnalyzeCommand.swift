@@ -30,6 +30,10 @@ struct AnalyzeCommand: AsyncParsableCommand {
             help: ArgumentHelp("With --dj: write the tempo stage's band levels here (Float32) for scripts/lab/tempo-model.", visibility: .hidden))
     var onsetBandDump: String?
 
+    @Option(name: .customLong("dump-key-features"),
+            help: ArgumentHelp("With --dj: write what the key decision reads here (JSON) for scripts/key-model.", visibility: .hidden))
+    var keyFeatureDump: String?
+
     @OptionGroup var config: ConfigFileOption
     @OptionGroup(title: "Visualizer") var visualizer: VisualizerOptions
     @OptionGroup(title: "DJ profile") var profile: ProfileOptions
@@ -37,6 +41,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
 
     func validate() throws {
         if onsetBandDump != nil, !dj { throw ValidationError("--dump-onset-bands needs --dj: the band levels come from the tempo stage") }
+        if keyFeatureDump != nil, !dj { throw ValidationError("--dump-key-features needs --dj: the key is part of the profile") }
     }
 
     func run() async throws {
@@ -51,6 +56,14 @@ struct AnalyzeCommand: AsyncParsableCommand {
             let analyzer = TrackAnalyzer(options: options, logger: logger, onsetBandObserver: dump)
             let result = try analyzer.analyze(path: file, visOutput: visOutput)
             try dump?.close()
+            if let keyFeatureDump {
+                let features = result.keyFeatures
+                let object: [String: Any] = [
+                    "names": KeyFeatures.names, "values": features?.values ?? [], "clarity": features?.clarity ?? 0,
+                    "tuning": result.key?.tuning ?? 0, "key_version": KeyDetector.version, "chroma36": features?.chroma36 ?? [],
+                ]
+                try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: keyFeatureDump))
+            }
             let summary = Self.summary(file: file, result: result, visOutput: visOutput)
             if let config = options.profile {
                 // stdout carries only the JSON, so it can be piped; the summary goes to stderr.

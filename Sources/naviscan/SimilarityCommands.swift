@@ -60,7 +60,9 @@ struct SimilarityOptions: ParsableArguments {
         var text = header + "\n"
         for (i, m) in matches.enumerated() {
             let label = [m.tags.artist, m.tags.title].compactMap { $0 }.joined(separator: " - ")
-            text += String(format: "%3d  %.3f  ", i + 1, m.similarity) + EscapingLogHandler.escaped(m.relativePath)
+            let key = m.key?.camelot ?? "-"
+            text += String(format: "%3d  %.3f  ", i + 1, m.similarity) + key + String(repeating: " ", count: max(1, 5 - key.count))
+                + EscapingLogHandler.escaped(m.relativePath)
                 + (label.isEmpty ? "" : "  (\(label))") + (m.duplicate ? "  [same recording]" : "")
                 + (omitted?.contains(m.relativePath) == true ? "  [not in the playlist]" : "") + "\n"
         }
@@ -78,6 +80,8 @@ struct MatchOutput: Encodable {
     let title: String?
     let artist: String?
     let album: String?
+    /// Camelot ("8A"), null for a track without a key.
+    let key: String?
     /// Whether the written playlist lists the track; absent when no playlist was written.
     let inPlaylist: Bool?
 
@@ -90,9 +94,23 @@ struct MatchOutput: Encodable {
         title = match.tags.title
         artist = match.tags.artist
         album = match.tags.album
+        key = match.key?.camelot
     }
 
-    enum CodingKeys: String, CodingKey { case relativePath = "relative_path", similarity, duplicate, duration, title, artist, album, inPlaylist = "in_playlist" }
+    enum CodingKeys: String, CodingKey { case relativePath = "relative_path", similarity, duplicate, duration, title, artist, album, key, inPlaylist = "in_playlist" }
+
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(relativePath, forKey: .relativePath)
+        try c.encode(similarity, forKey: .similarity)
+        try c.encode(duplicate, forKey: .duplicate)
+        try c.encode(duration, forKey: .duration)
+        try c.encode(title, forKey: .title)
+        try c.encode(artist, forKey: .artist)
+        try c.encode(album, forKey: .album)
+        try c.encode(key, forKey: .key)
+        try c.encodeIfPresent(inPlaylist, forKey: .inPlaylist)
+    }
 }
 
 /// `naviscan similar LIBRARY TRACK`: the tracks that sound most like one track.
@@ -143,12 +161,15 @@ struct MixCommand: AsyncParsableCommand {
         discussion: """
             Each next track is near the one before it and still near the first; one album gives at most \
             an eighth of the mix (two at least), one artist does not play twice in a row while another \
-            fits, and the same recording is never in twice. The playlist's paths are relative to its own \
+            fits, and the same recording is never in twice. With --harmonic each next track is also in a \
+            key that mixes with the one before (Camelot: the same number, one either way, or the other \
+            letter), whenever tracks like the first hold one. The playlist's paths are relative to its own \
             folder, so Navidrome's playlist import (a .m3u8 inside its music folder) and every player read it.
 
             Examples:
               naviscan mix ~/Music "Artist/Album/01 Track.flac" --out ~/Music/Playlists/like-track.m3u8
               naviscan mix ~/Music "Artist/Album/01 Track.flac" --count 40 --json
+              naviscan mix ~/Music "Artist/Album/01 Track.flac" --harmonic --out ~/Music/Playlists/in-key.m3u8
             """
     )
 
@@ -160,6 +181,9 @@ struct MixCommand: AsyncParsableCommand {
     @Option(help: "Tracks in the mix, the first included (2 to 1,000).")
     var count = 25
 
+    @Flag(help: "Keep each step in a key that mixes with the one before (the same, a fifth either way, the relative key), where the library allows.")
+    var harmonic = false
+
     @OptionGroup var playlist: PlaylistOutput
 
     func validate() throws {
@@ -170,7 +194,7 @@ struct MixCommand: AsyncParsableCommand {
         let (tracks, root, storeFolder) = try await options.open(command: "mix")
         try playlist.check(storeFolder: storeFolder)
         let path = SimilarityOptions.relative(track, root: root)
-        let mix = try SimilarityOptions.answering { try tracks.mix(from: path, count: count) }
+        let mix = try SimilarityOptions.answering { try tracks.mix(from: path, count: count, harmonic: harmonic) }
         let omitted = try playlist.write(mix, root: root)
         try options.print(mix, omitted: omitted, header: "mix from \(EscapingLogHandler.escaped(path)):")
     }

@@ -6,6 +6,8 @@ import NaviscanLibrary
 import NaviscanStore
 
 /// `naviscan tag LIBRARY`: the store's ReplayGain and BPM written into the files' own tags.
+extension KeyNotation: ExpressibleByArgument {}
+
 struct TagCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tag",
@@ -13,8 +15,9 @@ struct TagCommand: AsyncParsableCommand {
         discussion: """
             Opt-in and never part of a scan: it writes what the last scan measured (run `naviscan scan` \
             first). Per track: REPLAYGAIN_TRACK_GAIN ("-6.86 dB", at the store's --reference-lufs) and \
-            REPLAYGAIN_TRACK_PEAK, the album pair once the whole album is measured, BPM (rounded), and for \
-            Opus R128_TRACK_GAIN/R128_ALBUM_GAIN; in ID3v2 (MP3, keeping the tag's version), Vorbis comments (FLAC, Ogg, Opus), \
+            REPLAYGAIN_TRACK_PEAK, the album pair once the whole album is measured, BPM (rounded), for \
+            Opus R128_TRACK_GAIN/R128_ALBUM_GAIN, and with --key the key (a key already there in another \
+            notation is left as it is); in ID3v2 (MP3, keeping the tag's version), Vorbis comments (FLAC, Ogg, Opus), \
             iTunes atoms (M4A) or APEv2 (WavPack, Monkey's Audio, Musepack). An Opus header's output gain \
             is never changed. The audio is not touched, nor are other tags and pictures (docs/tags.md).
 
@@ -34,6 +37,7 @@ struct TagCommand: AsyncParsableCommand {
             Examples:
               naviscan tag ~/Music --dry-run    # what would change, changing nothing
               naviscan tag ~/Music
+              naviscan tag ~/Music --key --key-notation camelot
               naviscan tag /srv/music -o /var/lib/naviscan --json
             """
     )
@@ -47,6 +51,12 @@ struct TagCommand: AsyncParsableCommand {
     @Flag(name: .customLong("mixramp"), help: "Also write MPD's MixRamp fields (MIXRAMP_START, MIXRAMP_END) for its mixrampdb crossfades.")
     var mixRamp = false
 
+    @Flag(name: .customLong("key"), help: "Also write the key (ID3 TKEY; INITIALKEY in Vorbis comments and APEv2; the iTunes initialkey atom), for DJ software.")
+    var key = false
+
+    @Option(name: .customLong("key-notation"), help: "How --key spells the key: standard (\"Am\", \"F#\", as Mixxx, Traktor and rekordbox read it), camelot (\"8A\") or open-key (\"1m\").")
+    var keyNotation: KeyNotation = .standard
+
     @Flag(name: .customLong("follow-symlinks"), help: "Tag the target of a file that is a symbolic link (only a target inside the library).")
     var followSymlinks = false
 
@@ -57,6 +67,10 @@ struct TagCommand: AsyncParsableCommand {
     var quiet = false
 
     @OptionGroup var store: StoreOptions
+
+    func validate() throws {
+        if !key, keyNotation != .standard { throw ValidationError("--key-notation needs --key: the key is written only when asked for") }
+    }
 
     func run() async throws {
         let loaded = try await StoreSettings.load(flags: store.flags(library: library), configFile: store.config.path,
@@ -74,6 +88,7 @@ struct TagCommand: AsyncParsableCommand {
         var options = TagWriteBack.Options(library: libraryRoot, output: location.out)
         options.dryRun = dryRun
         options.mixRamp = mixRamp
+        options.keyNotation = key ? keyNotation : nil
         options.followSymlinks = followSymlinks
         options.followExternalLinks = loaded.settings.isOn(Settings.followExternalLinks)
         let summary: TagWriteBack.Summary

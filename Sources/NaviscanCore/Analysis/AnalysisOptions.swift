@@ -47,6 +47,8 @@ public struct PriorResults: Sendable, Hashable {
     public var loudnessRange: Double?
     public var bpm: Double?
     public var bpmConfidence: Double
+    /// The key reads the bars.
+    public var beatGrid: BeatGrid?
 
     public init(_ profile: TrackProfile) {
         silenceEnd = profile.silenceEnd
@@ -55,5 +57,6 @@ public struct PriorResults: Sendable, Hashable {
         loudnessRange = profile.loudnessRange
         bpm = profile.bpm
         bpmConfidence = profile.bpmConfidence
+        beatGrid = profile.beatGrid
     }
 }

@@ -14,13 +14,15 @@ public enum AnalysisStage: String, CaseIterable, Sendable, Comparable {
     case waveform
     /// The similarity features (stored apart, in `features_version`, which the similarity query filters on).
     case features
+    /// The musical key (`KeyDetector`).
+    case key
 
     public static func < (a: AnalysisStage, b: AnalysisStage) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
     }
 
     /// The profile's stages: what the DJ pass (`--dj`) runs.
-    public static let profile: Set<AnalysisStage> = [.silence, .loudness, .tempo, .beatGrid, .waveform, .features]
+    public static let profile: Set<AnalysisStage> = [.silence, .loudness, .tempo, .beatGrid, .waveform, .features, .key]
 
     /// The stages of the outputs a scan writes: frames (`--vis`), the profile (`--dj`).
     public static func of(visualizer: Bool, profile: Bool) -> Set<AnalysisStage> {
@@ -38,19 +40,22 @@ public enum AnalysisStage: String, CaseIterable, Sendable, Comparable {
         case .beatGrid: "beat grid"
         case .waveform: "waveform"
         case .features: "similarity features"
+        case .key: "key"
         }
     }
 
     /// The stages that read this one's results: when it runs again, so do they. Silence edges bound
     /// the loudness ramps and the tempo search, the sample peak comes with them; the tempo stage reads
-    /// the loudness; the features read the tempo and the loudness range.
+    /// the loudness; the features read the tempo and the loudness range; the key reads the silence
+    /// edges and the beat grid.
     var consumers: Set<AnalysisStage> {
         switch self {
         case .decode: Set(Self.allCases)
-        case .silence: [.loudness, .tempo, .beatGrid, .features]
-        case .loudness: [.tempo, .beatGrid, .features]
-        case .tempo: [.beatGrid, .features]
-        case .visualizer, .beatGrid, .waveform, .features: []
+        case .silence: [.loudness, .tempo, .beatGrid, .features, .key]
+        case .loudness: [.tempo, .beatGrid, .features, .key]
+        case .tempo: [.beatGrid, .features, .key]
+        case .beatGrid: [.key]
+        case .visualizer, .waveform, .features, .key: []
         }
     }
 
@@ -88,11 +93,12 @@ public struct StageVersions: Sendable, Hashable, CustomStringConvertible {
         .beatGrid: BeatGrid.version,
         .waveform: WaveformAnalyzer.version,
         .features: SonicFeatures.version,
+        .key: KeyDetector.version,
     ])
 
     /// What naviscan 0.5.9, the last release before stages carried versions, analysed with: version 1
-    /// of every stage. Its rows are given these when the store is migrated.
-    public static let release059 = StageVersions(Dictionary(uniqueKeysWithValues: AnalysisStage.allCases.map { ($0, 1) }))
+    /// of every stage it had (the key came in 0.7.0). Its rows are given these when the store is migrated.
+    public static let release059 = StageVersions(Dictionary(uniqueKeysWithValues: AnalysisStage.allCases.filter { $0 != .key }.map { ($0, 1) }))
 
     public subscript(stage: AnalysisStage) -> Int? {
         get { versions[stage] }

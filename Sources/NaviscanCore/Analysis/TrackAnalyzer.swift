@@ -14,6 +14,10 @@ public struct TrackAnalysis: Sendable {
     public let waveform: WaveformData?
     /// The similarity features (with the profile, when asked for); nil for too little sound.
     public let features: SonicFeatures?
+    /// The key (with the profile, when asked for); nil without tonal sound to read.
+    public let key: KeyDetector.Result?
+    /// What the key decision read (for fitting the key model: scripts/key-model).
+    public let keyFeatures: KeyFeatures?
     /// Wall-clock seconds for the whole pass (decode and every stage).
     public let elapsed: Double
 
@@ -29,7 +33,8 @@ public struct TrackAnalysis: Sendable {
 ///              ├─ WaveformAnalyzer   (native rate, min/max/RMS per point)
 ///              └─ AnalysisRateStream (mono, resampled) ─┬─ VisFrameAnalyzer → frame sink
 ///                                                       └─ OnsetEnvelope (at its own rate) → summary → TempoEstimator
-///                                                                             └─ SonicFeatureAccumulator → SonicFeatures
+///                                                                             ├─ SonicFeatureAccumulator → SonicFeatures
+///                                                                             └─ KeyChroma → (with the beat grid) KeyDetector
 ///
 /// Without visualizer options the mono stream runs at the onset stage's own rate (or twice it, which
 /// the stage halves itself, more cheaply than a general resampler), so it is converted once.
@@ -86,6 +91,7 @@ public final class TrackAnalyzer {
         let measuresLevel = profile != nil && !stages.isDisjoint(with: [.silence, .loudness])
         let measuresTempo = profile != nil && !stages.isDisjoint(with: [.tempo, .beatGrid])
         let measuresFeatures = profile != nil && stages.contains(.features)
+        let measuresKey = profile != nil && stages.contains(.key)
         let prior = options.prior
         // The silence detector reads every sample's magnitude: the sample peak comes from it.
         // Below the rate BS.1770's filter is defined for, loudness is measured on a resampled copy.
@@ -104,13 +110,13 @@ public final class TrackAnalyzer {
         let waveform = (stages.contains(.waveform) ? profile : nil).map {
             WaveformAnalyzer(config: $0.waveform, sampleRate: info.sampleRate, channels: info.channels)
         }
-        let onsetProfile = measuresTempo || measuresFeatures ? profile : nil
+        let onsetProfile = measuresTempo || measuresFeatures || measuresKey ? profile : nil
         // With visualizer options the mono stream runs at their rate even when no frames are written
         // (a partial re-analysis), so the onsets, and all that comes from them, equal a full pass's.
         let monoRate = options.visualizer != nil ? options.analysisRate
             : onsetProfile.map { Self.onsetInputRate(source: info.sampleRate, $0.onsets) } ?? options.analysisRate
         let onsets = try onsetProfile.map { try OnsetEnvelope(config: $0.onsets, inputRate: monoRate, observer: onsetBandObserver,
-                                                              measuresFeatures: measuresFeatures) }
+                                                              measuresFeatures: measuresFeatures, measuresKey: measuresKey) }
         let mono = (visFrames != nil || onsets != nil)
             ? try AnalysisRateStream(source: info, rate: monoRate, maxBlockFrames: blockFrames) : nil
 
@@ -155,11 +161,15 @@ public final class TrackAnalyzer {
                                tempoConfidence: measuresTempo ? tempo?.confidence ?? 0 : prior?.bpmConfidence ?? 0,
                                loudnessRange: loudnessRange)
         }
+        let grid = measuresTempo ? tempo?.grid : prior?.beatGrid
+        let keyFeatures = onsets?.key.flatMap { KeyFeatures($0, grid: grid, soundStart: soundStart, soundEnd: soundEnd) }
+        let key = both(onsets?.key, keyFeatures).map { chroma, features in KeyModel.shipped.decide(features, tuning: chroma.tuning) }
         let elapsed = started.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         return TrackAnalysis(stream: info, decodedFrames: decoded, visFrameCount: frames,
                              loudness: loudnessResult, silence: silenceResult,
-                             tempo: tempo, waveform: waveform?.finish(), features: features, elapsed: seconds)
+                             tempo: tempo, waveform: waveform?.finish(), features: features,
+                             key: key, keyFeatures: keyFeatures, elapsed: seconds)
     }
 }
 

@@ -118,6 +118,35 @@ public struct TrackProfile: Codable, Sendable, Equatable {
     public var outro: CrossfadeRamps.Outro?
     /// Seconds where the music falls for good 20 LU below the track's loudness.
     public var audibleEnd: Double?
+    /// The key; null for a track without one (drums, noise, atonal sound) and in profiles written
+    /// before keys were detected.
+    public var key: KeyProfile?
+
+    /// `{"tonic": "A", "mode": "minor", "camelot": "8A", "open_key": "1m", "confidence": 0.74}`.
+    public struct KeyProfile: Codable, Sendable, Equatable {
+        public var tonic: String
+        public var mode: MusicalKey.Mode
+        public var camelot: String
+        public var openKey: String
+        /// The key's probability under the key model, 0…1.
+        public var confidence: Double
+
+        public init(_ key: MusicalKey, confidence: Double) {
+            tonic = key.tonicName
+            mode = key.mode
+            camelot = key.camelot
+            openKey = key.openKey
+            self.confidence = (confidence * 1000).rounded() / 1000
+        }
+
+        /// The key, when its fields agree with each other.
+        public var musicalKey: MusicalKey? {
+            guard let key = MusicalKey(tonic + (mode == .minor ? "m" : "")), key.camelot == camelot, key.openKey == openKey else { return nil }
+            return key
+        }
+
+        enum CodingKeys: String, CodingKey { case tonic, mode, camelot, openKey = "open_key", confidence }
+    }
 
     enum CodingKeys: String, CodingKey {
         case relativePath = "relative_path", duration, bpm, bpmConfidence = "bpm_confidence"
@@ -126,7 +155,7 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         case truePeakDB = "true_peak_db", gainDB = "gain_db", loudnessNote = "loudness_note", referenceLUFS = "reference_lufs", silent
         case sampleRate = "sample_rate", channels, codec, analyzer, analyzedAt = "analyzed_at", tags
         case replayGain = "replay_gain", album
-        case startRamp = "start_ramp", endRamp = "end_ramp", outro, audibleEnd = "audible_end"
+        case startRamp = "start_ramp", endRamp = "end_ramp", outro, audibleEnd = "audible_end", key
     }
 
     /// Builds the profile from a finished analysis that ran the profile stages.
@@ -175,6 +204,7 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         analyzer = Analyzer(name: NaviscanVersion.name, version: NaviscanVersion.version)
         self.analyzedAt = Self.timestamp(analyzedAt)
         self.tags = tags
+        key = analysis.key.flatMap { result in result.key.map { KeyProfile($0, confidence: result.confidence) } }
     }
 
     /// This profile with the results of `stages` taken from `fresh`, a partial analysis of the same
@@ -208,6 +238,7 @@ public struct TrackProfile: Codable, Sendable, Equatable {
             updated.firstBeat = fresh.firstBeat
             updated.beatGrid = fresh.beatGrid
         }
+        if stages.contains(.key) { updated.key = fresh.key }
         updated.analyzer = fresh.analyzer
         updated.analyzedAt = fresh.analyzedAt
         return updated
@@ -255,6 +286,7 @@ public struct TrackProfile: Codable, Sendable, Equatable {
         try c.encodeOrNull(endRamp, forKey: .endRamp)
         try c.encodeOrNull(outro, forKey: .outro)
         try c.encodeOrNull(audibleEnd, forKey: .audibleEnd)
+        try c.encodeOrNull(key, forKey: .key)
     }
 
     /// Checks a profile read back from storage against what an analysis can produce.
@@ -281,6 +313,9 @@ public struct TrackProfile: Codable, Sendable, Equatable {
                   grid.meter.map({ (2...16).contains($0) }) ?? true,
                   grid.firstDownbeat.map({ $0 >= 0 && $0 < max(1, grid.meter ?? 1) }) ?? true
             else { throw fail("the beat grid is out of range") }
+        }
+        if let key {
+            guard key.musicalKey != nil, key.confidence.isFinite, (0...1).contains(key.confidence) else { throw fail("the key is not one naviscan writes") }
         }
         if let lufs {
             guard lufs >= -80, lufs <= 0 || loudnessNote != nil else { throw fail("lufs \(lufs) without a reason") }

@@ -72,9 +72,10 @@ public enum ID3v2Editor {
     }
 
     /// Whether `frame` is one naviscan writes for one of `keys` (a `TXXX` whose description is the
-    /// key in any case, or `TBPM` for `BPM`).
+    /// key in any case, `TBPM` for `BPM` or `TKEY` for `INITIALKEY`).
     public static func isOurs(_ frame: Frame, keys: Set<String>, version: UInt8) -> Bool {
         if frame.id == "TBPM" { return keys.contains("BPM") }
+        if frame.id == "TKEY" { return keys.contains("INITIALKEY") }
         guard frame.id == "TXXX", let description = userTextDescription(frame, version: version) else { return false }
         return keys.contains(description.uppercased())
     }
@@ -90,8 +91,11 @@ public enum ID3v2Editor {
         for frame in existing?.frames ?? [] where !isOurs(frame, keys: keys, version: version) { body += frame.bytes }
         for field in fields {
             guard let value = field.value else { continue }
-            body += field.key == "BPM" ? frame(id: "TBPM", text: value, version: version)
-                : frame(id: "TXXX", description: field.key, text: value, version: version)
+            switch field.key {
+            case "BPM": body += frame(id: "TBPM", text: value, version: version)
+            case "INITIALKEY": body += frame(id: "TKEY", text: value, version: version)
+            default: body += frame(id: "TXXX", description: field.key, text: value, version: version)
+            }
         }
         let oldBody = (existing?.length ?? 0) - 10
         let size = body.count <= oldBody ? oldBody : body.count + growthPadding

@@ -4,7 +4,7 @@ import Foundation
 /// 3-hour mix is one segment and a tempo change or a drifting drummer adds one per run. Every tracked
 /// beat lies within `BeatGrid.tolerance` of its segment's line. Bars: every `meter`-th beat from
 /// `firstDownbeat`, when the meter is clear. Wire format: docs/profile-format.md ("Beat grid").
-public struct BeatGrid: Codable, Sendable, Equatable {
+public struct BeatGrid: Codable, Sendable, Hashable {
     /// The beat-grid stage's version, also written in each grid: bump it when the grid's format or how
     /// beats and bars are tracked changes.
     public static let version = 1
@@ -12,7 +12,7 @@ public struct BeatGrid: Codable, Sendable, Equatable {
     /// beat is judged by, and above the 10 ms hop the beats are tracked at.
     public static let tolerance = 0.02
 
-    public struct Segment: Codable, Sendable, Equatable {
+    public struct Segment: Codable, Sendable, Hashable {
         /// The segment's first beat, seconds.
         public var start: Double
         /// Seconds per beat.

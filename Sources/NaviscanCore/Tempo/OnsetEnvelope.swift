@@ -71,13 +71,17 @@ public final class OnsetEnvelope {
     private let observer: OnsetBandObserver?
     /// The similarity features, measured from this stage's spectra when asked for.
     public private(set) var features: SonicFeatureAccumulator?
+    /// The key stage's chroma, gathered from this stage's spectra and stream when asked for.
+    public private(set) var key: KeyChroma?
 
     /// `observer`, when given, sees every hop's compressed band levels (for fitting the tempo model).
-    public init(config: Config = Config(), inputRate: Int, observer: OnsetBandObserver? = nil, measuresFeatures: Bool = false) throws {
+    public init(config: Config = Config(), inputRate: Int, observer: OnsetBandObserver? = nil, measuresFeatures: Bool = false,
+                measuresKey: Bool = false) throws {
         self.config = config
         self.inputRate = inputRate
         self.observer = observer
         features = nil
+        key = nil
         if inputRate == 2 * config.rate {
             decimator = HalfbandDecimator(maxInputFrames: Self.conversionChunk)
             resampler = nil
@@ -106,15 +110,20 @@ public final class OnsetEnvelope {
                                        beatTrackingFrames: Int(config.frameRate * config.beatTrackingSeconds))
         levels = BandLevels(bandCount: bandCount, midFirstBand: config.midFirstBand, highFirstBand: config.highFirstBand,
                             maxHops: Int(config.frameRate * config.barAnalysisSeconds))
-        if measuresFeatures {
-            // The level a full-scale sine gives in this spectrum, for the features' silence gate.
+        if measuresFeatures || measuresKey {
+            // The level a full-scale sine gives in this spectrum, for the silence gates.
             let sine = UnsafeMutablePointer<Float>.allocate(capacity: config.fftSize)
             defer { sine.deallocate() }
             for i in 0..<config.fftSize { sine[i] = Float(sin(2 * Double.pi * 1000 * Double(i) / Double(config.rate))) }
             spectrum.powerSpectrum(of: sine, into: power)
             var total: Float = 0
             for k in 0...(config.fftSize / 2) { total += power[k] }
-            features = SonicFeatureAccumulator(fftSize: config.fftSize, sampleRate: config.rate, fullScalePower: total)
+            if measuresFeatures {
+                features = SonicFeatureAccumulator(fftSize: config.fftSize, sampleRate: config.rate, fullScalePower: total)
+            }
+            if measuresKey {
+                key = KeyChroma(fftSize: config.fftSize, sampleRate: config.rate, hopSeconds: 1 / config.frameRate, fullScalePower: total)
+            }
         }
     }
 
@@ -150,6 +159,7 @@ public final class OnsetEnvelope {
     }
 
     private func frame(_ samples: UnsafeBufferPointer<Float>) {
+        key?.process(samples)
         var offset = 0
         while offset < samples.count {
             offset += queue.append(samples, from: offset)
@@ -184,6 +194,7 @@ public final class OnsetEnvelope {
         hasPrevious = true
         periodicity.append(low: low, mid: mid, high: high)
         features?.observe(power: power, flux: low + mid + high)
+        key?.observe(power: power, flux: low + mid + high)
     }
 }
 

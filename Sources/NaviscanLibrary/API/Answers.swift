@@ -233,6 +233,8 @@ public struct SonicMatch: Codable, Sendable {
     public var similarity: Double
     /// The same recording as the query in another file.
     public var duplicate: Bool
+    /// The track's key in Camelot ("8A"), null without one.
+    public var key: String?
 
     public init(_ match: SimilarTracks.Match) {
         entry = Entry(path: match.relativePath, relativePath: match.relativePath, duration: Int(match.duration.rounded()),
@@ -240,6 +242,7 @@ public struct SonicMatch: Codable, Sendable {
                       track: match.tags.trackNumber, discNumber: match.tags.discNumber)
         similarity = match.similarity
         duplicate = match.duplicate
+        key = match.key?.camelot
     }
 }
 

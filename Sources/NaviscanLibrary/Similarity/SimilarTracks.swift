@@ -31,6 +31,8 @@ public struct SimilarTracks: Sendable {
         public var duplicate: Bool
         public var duration: Double
         public var tags: TrackTags
+        /// The track's key, when it has one.
+        public var key: MusicalKey?
     }
 
     /// Similarity at or above which two tracks of the same length are the same recording.
@@ -58,13 +60,14 @@ public struct SimilarTracks: Sendable {
         self.store = store
     }
 
-    /// Reads the tags of `paths` not read yet.
+    /// Reads the tags and keys of `paths` not read yet.
     private func loadTags(_ paths: [String]) throws {
         let missing = tagCache.missing(paths)
-        if !missing.isEmpty { tagCache.add(try store.tags(of: missing), asked: missing) }
+        if !missing.isEmpty { tagCache.add(try store.tags(of: missing), keys: try store.keys(of: missing), asked: missing) }
     }
 
     private func tags(_ path: String) -> TrackTags { tagCache.tags(path) }
+    private func key(_ path: String) -> MusicalKey? { tagCache.key(path) }
 
     private func check(_ path: String) throws {
         if index.contains(path) { return }
@@ -77,7 +80,7 @@ public struct SimilarTracks: Sendable {
         let duration = index.position(of: neighbour.id).map { durations[$0] } ?? 0
         let duplicate = neighbour.id != query && isSameRecording(neighbour.id, query)
         return Match(relativePath: neighbour.id, similarity: (neighbour.similarity * 1000).rounded() / 1000, duplicate: duplicate,
-                     duration: duration, tags: tags(neighbour.id))
+                     duration: duration, tags: tags(neighbour.id), key: key(neighbour.id))
     }
 
     /// The `count` tracks that sound most like `path`, most similar first; never `path` itself.
@@ -91,8 +94,10 @@ public struct SimilarTracks: Sendable {
     /// An instant mix of `count` tracks (the seed first): tracks like the seed, each next one near
     /// the one before it and still near the seed, at most max(2, count / 8) from one album and the same
     /// artist not twice in a row while another is at hand; recordings the same as one already in
-    /// the mix are left out.
-    public func mix(from seed: String, count: Int) throws -> [Match] {
+    /// the mix are left out. `harmonic`: each next track is in a key that mixes with the one before
+    /// (the same, a fifth either way, the relative key: `MusicalKey.isHarmonicNeighbour`), or has
+    /// no key, whenever the seed's neighbours hold one; the sonic order decides among those.
+    public func mix(from seed: String, count: Int, harmonic: Bool = false) throws -> [Match] {
         try check(seed)
         try loadTags([seed])
         guard count > 1 else { return [match(.init(id: seed, similarity: 1, distance: 0), query: seed)] }
@@ -105,8 +110,13 @@ public struct SimilarTracks: Sendable {
         var current = seed
         while chosen.count < count {
             var best: (score: Float, neighbour: SimilarityIndex<SortedPaths>.Neighbour)?
-            for relaxed in [false, true] {
+            let currentKey = key(current)
+            // In key first (when asked), then the album and artist rules relaxed, then out of key.
+            let passes: [(inKey: Bool, relaxed: Bool)] = harmonic && currentKey != nil
+                ? [(true, false), (true, true), (false, false), (false, true)] : [(false, false), (false, true)]
+            for (inKey, relaxed) in passes {
                 for candidate in pool where !used.contains(candidate.id) {
+                    if inKey, let currentKey, let next = key(candidate.id), !next.isHarmonicNeighbour(of: currentKey) { continue }
                     if chosen.contains(where: { isSameRecording(candidate.id, $0.relativePath) }) { continue }
                     if !relaxed, perAlbum[albumKey(candidate.id), default: 0] >= cap { continue }
                     let step = index.distance(current, candidate.id) ?? .infinity
@@ -207,14 +217,15 @@ public struct SimilarTracks: Sendable {
 
 /// The tags a `SimilarTracks` has read, shared by its copies and the server's concurrent queries.
 private final class TagCache: Sendable {
-    private let known = Mutex<[String: TrackTags]>([:])
+    private let known = Mutex<[String: (tags: TrackTags, key: MusicalKey?)]>([:])
 
     func missing(_ paths: [String]) -> [String] { known.withLock { known in paths.filter { known[$0] == nil } } }
 
-    /// `asked` paths without tags are remembered as having none.
-    func add(_ tags: [String: TrackTags], asked: [String]) {
-        known.withLock { known in for path in asked { known[path] = tags[path] ?? TrackTags() } }
+    /// `asked` paths without tags or a key are remembered as having none.
+    func add(_ tags: [String: TrackTags], keys: [String: MusicalKey], asked: [String]) {
+        known.withLock { known in for path in asked { known[path] = (tags[path] ?? TrackTags(), keys[path]) } }
     }
 
-    func tags(_ path: String) -> TrackTags { known.withLock { $0[path] } ?? TrackTags() }
+    func tags(_ path: String) -> TrackTags { known.withLock { $0[path]?.tags } ?? TrackTags() }
+    func key(_ path: String) -> MusicalKey? { known.withLock { $0[path]?.key } }
 }

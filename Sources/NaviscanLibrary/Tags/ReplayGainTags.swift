@@ -17,7 +17,8 @@ public struct ReplayGainTags: Equatable, Sendable {
         a.fields.map(\.key) == b.fields.map(\.key) && a.fields.map(\.value) == b.fields.map(\.value)
     }
 
-    public init(profile: TrackProfile, opus: Bool, mixRamp: Bool = false) {
+    /// `keyNotation`: also the key (`INITIALKEY`: ID3 TKEY, the iTunes `initialkey` atom), spelled so.
+    public init(profile: TrackProfile, opus: Bool, mixRamp: Bool = false, keyNotation: KeyNotation? = nil) {
         var fields: [(String, String)] = []
         if let gain = profile.replayGain {
             if let g = gain.trackGain { fields.append(("REPLAYGAIN_TRACK_GAIN", Self.gain(g))) }
@@ -34,6 +35,7 @@ public struct ReplayGainTags: Equatable, Sendable {
             fields.append(("MIXRAMP_START", start))
             fields.append(("MIXRAMP_END", end))
         }
+        if let keyNotation, let key = profile.key?.musicalKey { fields.append(("INITIALKEY", key.spelled(keyNotation))) }
         self.fields = fields
     }
 
@@ -50,6 +52,9 @@ public struct ReplayGainTags: Equatable, Sendable {
             if let range = t.range(of: "db", options: .caseInsensitive) { t.removeSubrange(range) }
             return Double(t.trimmingCharacters(in: .whitespaces))
         }
+        // A key is the same in any spelling naviscan reads ("Am", "8A", "1m"): another notation's
+        // equal key is not rewritten.
+        if key == "INITIALKEY" { return MusicalKey(existing).map { $0 == MusicalKey(wanted) } ?? false }
         guard let old = number(existing), let new = number(wanted) else { return existing == wanted }
         switch key {
         case "REPLAYGAIN_TRACK_GAIN", "REPLAYGAIN_ALBUM_GAIN": return abs(old - new) < 0.005

@@ -20,6 +20,8 @@ public struct TagWriteBack {
         public var dryRun = false
         /// Also MPD's MixRamp fields (MIXRAMP_START, MIXRAMP_END).
         public var mixRamp = false
+        /// Also the key, in this notation (nil: not written).
+        public var keyNotation: KeyNotation?
         /// Write through a file that is a symbolic link, to its target (only one inside the library).
         public var followSymlinks = false
         /// Folders reached through links that leave the library are followed (as the scan's
@@ -204,7 +206,7 @@ public struct TagWriteBack {
                 summary.skipped.append(Failure(relativePath: track.relativePath, reason: .formatWithoutTags))
                 continue
             }
-            let wanted = ReplayGainTags(profile: profile, opus: track.codec?.lowercased() == "opus", mixRamp: options.mixRamp).fields
+            let wanted = ReplayGainTags(profile: profile, opus: track.codec?.lowercased() == "opus", mixRamp: options.mixRamp, keyNotation: options.keyNotation).fields
             do {
                 let existing = try TagFile.read(path: path, keys: wanted.map(\.key))
                 let changes = wanted.compactMap { field -> FieldChange? in

@@ -3,8 +3,8 @@ import Hummingbird
 import NaviscanLibrary
 import NaviscanStore
 
-/// `GET /similar?relative_path=P&count=K` (more like this) and `GET /path?from=A&to=B&count=K` (a
-/// sonic path), answered in the shape of OpenSubsonic's `sonicMatch`: a list of `{"entry": {the
+/// `GET /similar?relative_path=P&count=K` (more like this), `GET /mix?relative_path=P&count=K&harmonic=true`
+/// (an instant mix, `SimilarTracks.mix`) and `GET /path?from=A&to=B&count=K` (a sonic path), answered in the shape of OpenSubsonic's `sonicMatch`: a list of `{"entry": {the
 /// track's path and tags}, "similarity": s}`.
 struct SimilarityController {
     let services: ServerServices
@@ -17,6 +17,15 @@ struct SimilarityController {
             let count = try Self.count(query, default: 10)
             let tracks = try await cache.tracks(services.store)
             return try await Self.answer { try tracks.similar(to: path, count: count) }
+        }
+        routes.get("/mix", access: .companion, cost: .expensive) { request, _ in
+            let query = QueryValues(request)
+            let path = try await services.paths.resolve(query)
+            let count = try Self.count(query, default: 25)
+            guard count >= 2 else { throw APIError.badRequest("count must be at least 2 for a mix (its first track and one more)") }
+            let harmonic = try query.flag("harmonic")
+            let tracks = try await cache.tracks(services.store)
+            return try await Self.answer { try tracks.mix(from: path, count: count, harmonic: harmonic) }
         }
         routes.get("/path", access: .companion, cost: .expensive) { request, _ in
             let query = QueryValues(request)

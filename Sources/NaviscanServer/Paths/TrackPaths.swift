@@ -140,6 +140,16 @@ struct QueryValues {
     func first(_ name: String) -> String? { pairs.first { $0.name == name }?.value }
     func all(_ name: String) -> [String] { pairs.filter { $0.name == name }.map(\.value) }
 
+    /// A yes/no parameter: absent or false/0 is no; present bare, true or 1 is yes; anything else is refused.
+    func flag(_ name: String) throws -> Bool {
+        guard let value = first(name) else { return false }
+        switch value.lowercased() {
+        case "", "true", "1": return true
+        case "false", "0": return false
+        default: throw APIError.badRequest("\(name) must be true or false")
+        }
+    }
+
     /// The companion API's `paths=P1,P2`: one parameter is split on its literal commas (a comma
     /// inside a path is sent as %2C); repeated parameters are one path each and never split.
     func pathList(_ name: String) -> [String] {

@@ -1,0 +1,226 @@
+import Foundation
+
+/// The key stage's front end: a treble chroma from the onset stage's spectra and a bass chroma from
+/// a stream decimated to 2.76 kHz, both as 36 bins per octave (a third of a semitone, bin 0 = C at
+/// A = 440 Hz), summed into slots of 0.37 s so the decision can read where bars and phrases start.
+///
+/// - Bass and middle: three half-band stages take the 22.05 kHz stream to 2756.25 Hz; a 1024-point
+///   spectrum (2.7 Hz bins, 0.37 s) every 512 samples. Each local maximum within 50 dB of the
+///   frame's largest is placed by parabolic interpolation on its log power and adds its magnitude to
+///   the bins within half a semitone of it (cos² window): peaks between 27.5 and 330 Hz to the bass
+///   chroma, those between 330 Hz and 1 kHz to the treble chroma. (The onset stage's 21.5 Hz bins
+///   are a semitone apart only above about 400 Hz: the middle octaves' notes smeared into their
+///   neighbours there, and how much depended on the tuning.)
+/// - Treble above 1 kHz: every `trebleStride`-th spectrum of the onset stage (1024 points at
+///   22.05 kHz), peaks between 1 and 5 kHz placed the same way. Frames whose onset flux is above its
+///   running mean (drum hits) count less.
+/// - Tuning: the circular mean of every peak's deviation from the tempered semitone above 330 Hz,
+///   weighted by its magnitude (a recording at A = 432 Hz sits 32 cents flat: the decision folds the
+///   36 bins to 12 around the tuned centres).
+///
+/// Memory: the slots of the first `maxSlotSeconds` (30 minutes: 1.4 MB); later sound reaches only
+/// the track's sums.
+public final class KeyChroma {
+    public static let bins = 36
+    static let trebleStride = 4
+    static let trebleLowHz: Float = 1000
+    static let trebleHighHz: Float = 5000
+    static let bassLowHz: Float = 27.5
+    static let bassHighHz: Float = 330
+    /// Peaks this far below the frame's largest are left out.
+    static let peakFloorDB: Float = 50
+    static let bassFFTSize = 1024
+    static let bassHop = 512
+    static let maxSlotSeconds = 1800.0
+    /// Three half-band stages.
+    static let decimation = 8
+
+    /// Rate of the bass stream and the slot length (two bass hops).
+    public let bassRate: Double
+    public var slotSeconds: Double { Double(2 * Self.bassHop) / bassRate }
+    private let hopSeconds: Double
+    private let binHz: Float
+    private let bassBinHz: Float
+    private let trebleBins: Range<Int>
+    /// The bass stream's bins up to 1 kHz; those below `bassHighHz` are the bass.
+    private let bassBins: Range<Int>
+    private let firstMiddleBin: Int
+    /// A sine gives the same peak in both spectra (1024-point Hann): the middle's frames, fewer a
+    /// second than the treble's, weigh as many treble frames as they last.
+    private let middleWeight: Float
+    private let silencePower: Float
+    private let bassSpectrum: SpectrumAnalyzer
+    private let bassPower: UnsafeMutablePointer<Float>
+    private let bassQueue: SampleQueue
+    private let stages: [HalfbandDecimator]
+    private let maxSlots: Int
+
+    /// Slot after slot: 36 treble values then 36 bass values.
+    public private(set) var slots: [Float] = []
+    public private(set) var trebleSum = [Double](repeating: 0, count: bins)
+    public private(set) var bassSum = [Double](repeating: 0, count: bins)
+    /// Σ magnitude · e^{2πi·deviation} over the treble peaks.
+    private var tuningCos = 0.0, tuningSin = 0.0
+    private var hop = 0
+    private var bassFrames = 0
+    private var fluxMean: Float = 0
+    private var frameBins = [Float](repeating: 0, count: bins)
+    private var middleBins = [Float](repeating: 0, count: bins)
+
+    /// `fftSize`/`sampleRate`/`hopSeconds`: the onset stage's spectra; `fullScalePower` the total
+    /// power a full-scale sine gives in them (frames 60 dB below are silence).
+    public init(fftSize: Int, sampleRate: Int, hopSeconds: Double, fullScalePower: Float) {
+        binHz = Float(sampleRate) / Float(fftSize)
+        self.hopSeconds = hopSeconds
+        trebleBins = max(1, Int((Self.trebleLowHz / binHz).rounded(.down)))..<min(fftSize / 2, Int((Self.trebleHighHz / binHz).rounded(.up)))
+        bassRate = Double(sampleRate) / Double(Self.decimation)
+        bassBinHz = Float(bassRate) / Float(Self.bassFFTSize)
+        bassBins = max(1, Int((Self.bassLowHz / bassBinHz).rounded(.down)))..<Int((Self.trebleLowHz / bassBinHz).rounded(.up))
+        firstMiddleBin = Int((Self.bassHighHz / bassBinHz).rounded(.up))
+        middleWeight = Float(Double(Self.bassHop) / bassRate / (hopSeconds * Double(Self.trebleStride)))
+        silencePower = fullScalePower * 1e-6
+        bassSpectrum = SpectrumAnalyzer(size: Self.bassFFTSize)
+        bassPower = .allocate(capacity: Self.bassFFTSize / 2 + 1)
+        bassQueue = SampleQueue(capacity: Self.bassFFTSize + OnsetEnvelope.conversionChunk)
+        // Half a window of zeros first, so bass frame i is centred on slot time i·hop.
+        _ = bassQueue.appendZeros(Self.bassFFTSize / 2)
+        stages = [OnsetEnvelope.conversionChunk, OnsetEnvelope.conversionChunk / 2, OnsetEnvelope.conversionChunk / 4]
+            .map { HalfbandDecimator(maxInputFrames: $0 + 64) }
+        maxSlots = Int(Self.maxSlotSeconds / (Double(2 * Self.bassHop) / bassRate))
+        slots.reserveCapacity(2 * Self.bins * 1024)
+    }
+
+    deinit { bassPower.deallocate() }
+
+    /// The onset stage's stream at its own rate (22.05 kHz), in pieces of at most `conversionChunk`.
+    func process(_ samples: UnsafeBufferPointer<Float>) {
+        stages[0].process(samples) { half in
+            stages[1].process(half) { quarter in
+                stages[2].process(quarter) { eighth in bass(eighth) }
+            }
+        }
+    }
+
+    /// One hop of the onset front end: its power spectrum and onset flux.
+    func observe(power: UnsafePointer<Float>, flux: Float) {
+        defer {
+            fluxMean += (flux - fluxMean) / 100
+            hop += 1
+        }
+        guard hop % Self.trebleStride == 0 else { return }
+        var total: Float = 0
+        var largest: Float = 0
+        for k in trebleBins {
+            total += power[k]
+            largest = max(largest, power[k])
+        }
+        guard total > silencePower else { return }
+        // A drum hit (flux well above its running mean) counts for less.
+        let weight = 1 / (1 + max(0, flux / max(fluxMean, 1e-9) - 1))
+        for b in 0..<Self.bins { frameBins[b] = 0 }
+        let floor = largest * pow(10, -Self.peakFloorDB / 10)
+        var cosSum = 0.0, sinSum = 0.0
+        for k in trebleBins where power[k] > floor && power[k] > power[k - 1] && power[k] >= power[k + 1] {
+            let (hz, magnitude) = Self.peak(power, k, binHz)
+            let semitones = 12 * log2(hz / 440)
+            let deviation = semitones - semitones.rounded()
+            cosSum += Double(magnitude * cos(2 * .pi * deviation))
+            sinSum += Double(magnitude * sin(2 * .pi * deviation))
+            Self.add(semitones: semitones, magnitude: magnitude, into: &frameBins)
+        }
+        tuningCos += cosSum
+        tuningSin += sinSum
+        let time = Double(hop) * hopSeconds
+        add(frameBins, weight: weight, at: time, offset: 0, sums: &trebleSum)
+    }
+
+    private func bass(_ samples: UnsafeBufferPointer<Float>) {
+        var offset = 0
+        while offset < samples.count {
+            offset += bassQueue.append(samples, from: offset)
+            var start = 0
+            while start + Self.bassFFTSize <= bassQueue.count {
+                bassFrame(bassQueue.start + start)
+                start += Self.bassHop
+            }
+            bassQueue.removeFirst(start)
+        }
+    }
+
+    private func bassFrame(_ frame: UnsafePointer<Float>) {
+        defer { bassFrames += 1 }
+        bassSpectrum.powerSpectrum(of: frame, into: bassPower)
+        var largest: Float = 0
+        for k in bassBins { largest = max(largest, bassPower[k]) }
+        guard largest > 0 else { return }
+        for b in 0..<Self.bins {
+            frameBins[b] = 0
+            middleBins[b] = 0
+        }
+        let floor = largest * pow(10, -Self.peakFloorDB / 10)
+        var cosSum = 0.0, sinSum = 0.0
+        for k in bassBins where bassPower[k] > floor && bassPower[k] > bassPower[k - 1] && bassPower[k] >= bassPower[k + 1] {
+            let (hz, magnitude) = Self.peak(bassPower, k, bassBinHz)
+            let semitones = 12 * log2(hz / 440)
+            if k < firstMiddleBin {
+                Self.add(semitones: semitones, magnitude: magnitude, into: &frameBins)
+            } else {
+                let deviation = semitones - semitones.rounded()
+                cosSum += Double(magnitude * cos(2 * .pi * deviation))
+                sinSum += Double(magnitude * sin(2 * .pi * deviation))
+                Self.add(semitones: semitones, magnitude: magnitude, into: &middleBins)
+            }
+        }
+        tuningCos += Double(middleWeight) * cosSum
+        tuningSin += Double(middleWeight) * sinSum
+        let time = Double(bassFrames * Self.bassHop) / bassRate
+        add(frameBins, weight: 1, at: time, offset: Self.bins, sums: &bassSum)
+        add(middleBins, weight: middleWeight, at: time, offset: 0, sums: &trebleSum)
+    }
+
+    /// Adds one frame's bins to the slot holding `time` (treble at `offset` 0, bass at 36) and to the sums.
+    private func add(_ frame: [Float], weight: Float, at time: Double, offset: Int, sums: inout [Double]) {
+        for b in 0..<Self.bins { sums[b] += Double(frame[b] * weight) }
+        let slot = Int(time / slotSeconds)
+        guard slot < maxSlots else { return }
+        let needed = (slot + 1) * 2 * Self.bins
+        if slots.count < needed { slots.append(contentsOf: repeatElement(0, count: needed - slots.count)) }
+        let base = slot * 2 * Self.bins + offset
+        slots.withUnsafeMutableBufferPointer { s in
+            for b in 0..<Self.bins { s[base + b] += frame[b] * weight }
+        }
+    }
+
+    /// A spectral peak at bin `k`, placed by a parabola through the log powers of its neighbours:
+    /// its frequency and magnitude.
+    static func peak(_ power: UnsafePointer<Float>, _ k: Int, _ binHz: Float) -> (hz: Float, magnitude: Float) {
+        let a = log(power[k - 1] + 1e-30), b = log(power[k] + 1e-30), c = log(power[k + 1] + 1e-30)
+        let denominator = a - 2 * b + c
+        let delta = denominator < 0 ? min(0.5, max(-0.5, 0.5 * (a - c) / denominator)) : 0
+        let logPower = b - 0.25 * (a - c) * delta
+        return ((Float(k) + delta) * binHz, exp(0.5 * logPower))
+    }
+
+    /// Spreads a peak `semitones` from A 440 over the bins within half a semitone of it (cos²).
+    static func add(semitones: Float, magnitude: Float, into bins: inout [Float]) {
+        // Bin position from C, in thirds of a semitone.
+        let position = (semitones + 9) * 3
+        let centre = Int(position.rounded(.down))
+        for b in (centre - 1)...(centre + 2) {
+            let distance = abs(Float(b) - position)
+            guard distance < 1.5 else { continue }
+            let w = cos(Float.pi / 3 * distance)
+            let index = ((b % Self.bins) + Self.bins) % Self.bins
+            bins[index] += magnitude * w * w
+        }
+    }
+
+    /// The tuning, in semitones from A = 440 Hz (−0.5 ..< 0.5): −0.32 for A = 432 Hz.
+    public var tuning: Double {
+        guard tuningCos != 0 || tuningSin != 0 else { return 0 }
+        return atan2(tuningSin, tuningCos) / (2 * .pi)
+    }
+
+    /// How many slots hold data.
+    public var slotCount: Int { slots.count / (2 * Self.bins) }
+}
