@@ -158,7 +158,7 @@ public final class TrackProcessor: @unchecked Sendable {
             if let config = profile, !profileStages.isEmpty {
                 // The features, the waveform and the frames are not in the profile: it is rewritten
                 // only when a stage it holds ran.
-                if !profileStages.isDisjoint(with: [.silence, .loudness, .tempo, .beatGrid]) {
+                if !profileStages.isDisjoint(with: [.silence, .loudness, .tempo, .beatGrid, .key]) {
                     if let stored {
                         let fresh = TrackProfile(relativePath: file.relativePath, analysis: analysis, config: config)
                         try record.setProfile(stored.updating(profileStages, from: fresh), config: config)

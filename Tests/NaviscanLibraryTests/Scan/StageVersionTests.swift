@@ -32,7 +32,7 @@ struct StageVersionTests {
         try queue.write { try $0.execute(sql: statement, arguments: arguments) }
     }
 
-    @Test("A store written by 0.5.9 is migrated in place and nothing is re-analysed: no decode, every output file as it was")
+    @Test("A store written by 0.5.9 is migrated in place and only the key stage, new since, runs: frames, waveforms and every other profile value as they were; then nothing")
     func storeOf059() throws {
         let scratch = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-059")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
@@ -61,17 +61,39 @@ struct StageVersionTests {
         // Its one track that does not decode failed before: known, not retried, not a new failure.
         #expect(run.status == 0, "\(run.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
-        #expect(summary["analysed"] as? Int == 0 && summary["unchanged"] as? Int == 3 && summary["failed"] as? Int == 1, "\(summary)")
-        #expect(summary["albums_measured"] as? Int == 0, "0.5.9's album digests still hold: \(summary)")
+        #expect(summary["analysed"] as? Int == 3 && summary["failed"] as? Int == 1, "\(summary)")
+        let work = summary["work"] as? [String: Any]
+        let partial = work?["partial"] as? [[String: Any]]
+        #expect(work?["whole"] as? Int == 0 && partial?.count == 1 && partial?.first?["stages"] as? [String] == ["key"]
+                && partial?.first?["tracks"] as? Int == 3, "\(summary)")
         let after = try Self.outputs(data)
         #expect(Set(after.keys) == Set(before.keys))
-        for (path, (bytes, mtime)) in before { #expect(after[path]?.0 == bytes && after[path]?.1 == mtime, "\(path)") }
+        for (path, (bytes, mtime)) in before where !path.hasPrefix("profiles/") {
+            #expect(after[path]?.0 == bytes && after[path]?.1 == mtime, "\(path)")
+        }
+        // Each profile gained its key; every value the other stages wrote is as 0.5.9 left it.
+        for (path, (bytes, _)) in before where path.hasPrefix("profiles/") {
+            let old = try #require(try JSONSerialization.jsonObject(with: bytes) as? [String: Any])
+            let newBytes = try #require(after[path]?.0)
+            let new = try #require(try JSONSerialization.jsonObject(with: newBytes) as? [String: Any])
+            #expect(new.keys.contains("key"), "\(path) has no key field")
+            for (field, value) in old where !["analyzer", "analyzed_at"].contains(field) {
+                let was = try JSONSerialization.data(withJSONObject: [field: value], options: .sortedKeys)
+                let now = try JSONSerialization.data(withJSONObject: [field: new[field] ?? NSNull()], options: .sortedKeys)
+                #expect(was == now, "\(path): \(field) changed")
+            }
+        }
+        let again = try NaviscanProcess.run(["scan", library, "--out", data, "--json"])
+        let second = try #require(try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])
+        #expect(second["analysed"] as? Int == 0 && second["unchanged"] as? Int == 3, "\(second)")
         let store = try LibraryStore.readOnly(path: database)
         let rows = try store.allTracks()
         // The vectors moved to their own table, byte for byte.
         #expect(try store.featureRows().map(\.relativePath) == ["Album/three.ogg"])
         #expect(rows.first { $0.relativePath == "Album/three.ogg" }?.features == vector)
-        #expect(rows.count == 4 && rows.allSatisfy { $0.stageVersions == StageVersions.release059.description && $0.analyzerVersion == "0.5.9" },
+        var withKey = StageVersions.release059
+        withKey[.key] = KeyDetector.version
+        #expect(rows.count == 4 && rows.allSatisfy { $0.stageVersions == withKey.description },
                 "\(rows.map { ($0.relativePath, $0.analyzerVersion, $0.stageVersions ?? "nil") })")
     }
 
@@ -86,7 +108,7 @@ struct StageVersionTests {
         return options
     }
 
-    @Test("Only the tempo stage's version changed: tempo, beat grid and features run again; frame files and waveforms keep their bytes and mtime; the next scan does nothing")
+    @Test("Only the tempo stage's version changed: tempo, beat grid, features and key run again; frame files and waveforms keep their bytes and mtime; the next scan does nothing")
     func tempoStageOnly() throws {
         let scratch = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-stages")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
@@ -98,7 +120,7 @@ struct StageVersionTests {
         options.stageVersions[.tempo] = 2
         let summary = try LibraryScanner(options: options, logger: Logger(label: "test")).run()
         #expect(summary.analysed == 2 && summary.work.whole == 0)
-        #expect(summary.work.partial == [WorkBreakdown.Partial(stages: ["tempo", "beat-grid", "features"], tracks: 2)])
+        #expect(summary.work.partial == [WorkBreakdown.Partial(stages: ["tempo", "beat-grid", "features", "key"], tracks: 2)])
         let after = try Self.outputs(options.output)
         for (path, (bytes, mtime)) in before where !path.hasPrefix("profiles/") {
             #expect(after[path]?.0 == bytes && after[path]?.1 == mtime, "\(path) was touched")
