@@ -19,6 +19,8 @@ def dump(path):
                 out[frame.desc.upper()] = str(frame.text[0])
             elif frame.FrameID == "TBPM":
                 out["BPM"] = str(frame.text[0])
+            elif frame.FrameID == "TKEY":
+                out["INITIALKEY"] = str(frame.text[0])
             elif frame.FrameID in ("TIT2", "TPE1", "TALB"):
                 out[{"TIT2": "TITLE", "TPE1": "ARTIST", "TALB": "ALBUM"}[frame.FrameID]] = str(frame.text[0])
         out["_pictures"] = len(tags.getall("APIC"))
@@ -26,6 +28,8 @@ def dump(path):
         for key, value in tags.items():
             if key.startswith("----:com.apple.iTunes:"):
                 out[key[len("----:com.apple.iTunes:"):].upper()] = bytes(value[0]).decode()
+                # The atom's name as written (readers differ on its case: initialkey is Mixed In Key's).
+                out["_ATOM_" + key[len("----:com.apple.iTunes:"):].upper()] = key
             elif key == "tmpo":
                 out["BPM"] = str(value[0])
             elif key in ("\xa9nam", "\xa9ART", "\xa9alb"):

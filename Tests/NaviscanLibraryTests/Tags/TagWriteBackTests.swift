@@ -211,3 +211,66 @@ struct TagWriteBackTests {
         #expect(try lib.decodedAudio() == audio)
     }
 }
+
+/// `naviscan tag --key`: the detected key into each container's key field, in the notation asked for.
+@Suite("naviscan tag --key: the key into the files' own tags", .serialized)
+struct TagKeyTests {
+    @Test("--key writes TKEY, INITIALKEY or the initialkey atom equal to the profile's key; an equal key in another notation is not rewritten; the audio is untouched")
+    func keyWriteBack() throws {
+        let root = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-tagkey")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let library = root + "/Music"
+        try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
+        // Am F C G with bass and drums: the key stage reads A minor (KeyDetectorTests).
+        let loop = [TestSignal.Chord(9, minor: true), TestSignal.Chord(5, minor: false), TestSignal.Chord(0, minor: false), TestSignal.Chord(7, minor: false)]
+        let source = root + "/loop.wav"
+        try AudioFileWriter.write(TestSignal.chordLoop(loop, bars: 8), to: source, format: .wav16)
+        let encodings = ["loop.mp3": ["-c:a", "libmp3lame", "-q:a", "2"], "loop.flac": ["-c:a", "flac"], "loop.ogg": ["-c:a", "libvorbis"],
+                         "loop.opus": ["-c:a", "libopus"], "loop.m4a": ["-c:a", "aac"], "loop.wv": ["-c:a", "wavpack"]]
+        let ffmpeg = try #require(["/usr/bin/ffmpeg", "/usr/local/bin/ffmpeg"].first(where: FileManager.default.isExecutableFile), "ffmpeg is missing: run make deps")
+        for (name, codec) in encodings {
+            let run = try NaviscanProcess.run(["-v", "error", "-i", source] + codec + [library + "/" + name], program: ffmpeg)
+            #expect(run.status == 0, "\(name): \(run.stderr)")
+        }
+        let files = encodings.keys.sorted()
+        #expect(try NaviscanProcess.run(["scan", library, "-q"]).status == 0)
+        let store = try LibraryStore(path: OutputLayout(root: library + "/.naviscan").databasePath)
+        var keys: [String: MusicalKey] = [:]
+        for track in try store.allTracks() {
+            let profile = try StoredProfile.read(Data(try #require(track.profileJSON).utf8))
+            keys[track.relativePath] = try #require(profile.key?.musicalKey, "\(track.relativePath) has no key")
+        }
+        #expect(keys.count == files.count)
+        func decoded(_ file: String) throws -> [Float] {
+            let decoder = try AudioDecoderFactory.open(path: library + "/" + file)
+            var samples: [Float] = []
+            var block = [Float](repeating: 0, count: 4096 * decoder.info.channels)
+            while true {
+                let n = try block.withUnsafeMutableBufferPointer { try decoder.read(into: $0.baseAddress!, maxFrames: 4096) }
+                if n == 0 { break }
+                samples += block[0..<(n * decoder.info.channels)]
+            }
+            return samples
+        }
+        let audio = try Dictionary(uniqueKeysWithValues: files.map { ($0, try decoded($0)) })
+
+        let refused = try NaviscanProcess.run(["tag", library, "--key-notation", "camelot"])
+        #expect(refused.status != 0 && refused.stderr.contains("--key-notation needs --key"), "\(refused.stderr)")
+        let run = try NaviscanProcess.run(["tag", library, "--key", "--key-notation", "camelot", "-q"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let dump = try TagWriteBackTests.TaggedLibrary.python(files.map { library + "/" + $0 })
+        let tags = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: [String: Any]])
+        for file in files {
+            let fields = tags[library + "/" + file] ?? [:]
+            #expect(fields["INITIALKEY"] as? String == keys[file]?.camelot, "\(file): \(fields)")
+            #expect(try decoded(file) == audio[file], "\(file): the decoded audio changed")
+        }
+        #expect(tags[library + "/loop.m4a"]?["_ATOM_INITIALKEY"] as? String == "----:com.apple.iTunes:initialkey")
+        // The same key in the standard notation is the same key: nothing to rewrite.
+        let again = try NaviscanProcess.run(["tag", library, "--key"])
+        #expect(again.status == 0 && again.stderr.contains("0 files tagged, 6 already up to date"), "\(again.stderr)")
+        // Without --key nothing about keys is written or removed.
+        let plain = try NaviscanProcess.run(["tag", library])
+        #expect(plain.stderr.contains("0 files tagged, 6 already up to date"), "\(plain.stderr)")
+    }
+}
