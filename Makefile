@@ -23,7 +23,7 @@ NAVISCAN = $(BUILD_DIR)/release/naviscan
 # Suites that start the executable, a live server or a scan of their own: make test runs them one at a
 # time, after the others have run in parallel. A test ID is Module.Suite/test(); add a new suite of that
 # kind here.
-END_TO_END := NaviscanServerTests\.|\.(CommandLineTests|CommandLineWordingTests|ShardMergeTests|StageVersionTests|HostileInputTests|LibraryBenchmarkTests|ScanCommandTests|SimilarTracksTests|StoreSafetyTests|TagSafetyTests|TagWriteBackTests|LibraryStoreOpenTests|LibraryScannerTests)/
+END_TO_END := NaviscanServerTests\.|\.(CommandLineTests|CommandLineWordingTests|ShardMergeTests|StageVersionTests|HostileInputTests|LibraryBenchmarkTests|ScanCommandTests|SimilarTracksTests|StoreSafetyTests|TagSafetyTests|TagWriteBackTests|TagKeyTests|LibraryStoreOpenTests|LibraryScannerTests)/
 # dpkg-deb's compression of the .deb (CI takes zstd: 23 s less on 2 cores, 10 MB more).
 DEB_COMPRESSION ?= xz
 # Where make deb and make image put the .deb and the image archives (git-ignored).
@@ -47,7 +47,7 @@ deb-file:
 runtime-packages:
 	@echo $(RUNTIME_PACKAGES)
 
-.PHONY: all sudo deb-file runtime-packages swift-check swift-path deps ci-deps build-tests browser-deps test-browser test-slurm check-kubernetes screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check tempo-cv install uninstall man generated-man check-man check-install deb test-deb image-deps image test-image clean
+.PHONY: all sudo deb-file runtime-packages swift-check swift-path deps ci-deps build-tests browser-deps test-browser test-slurm check-kubernetes screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check tempo-cv key-model install uninstall man generated-man check-man check-install deb test-deb image-deps image test-image clean
 
 all: build
 
@@ -194,6 +194,13 @@ fuzz-check: build-tests
 # machine (apt and the renders 2.5 of them), 1.5 once the data is there. See scripts/tempo-cv.sh.
 tempo-cv: build
 	bash scripts/tempo-cv.sh $(NAVISCAN)
+
+# The key model (docs/key-model.md): renders the key dev set into NAVISCAN_KEY_DATA (default
+# ~/.cache/naviscan-key; about 40 minutes the first time), dumps what the key decision reads with the
+# release build, fits the model in folds by source (prints every variant's fold figures) and writes
+# Sources/NaviscanCore/Key/KeyModel+Shipped.swift and Fixtures/key/parity.json. Not part of CI.
+key-model: build
+	bash scripts/key-model/build.sh $(NAVISCAN)
 
 # The binary, its man page, bash/zsh/fish completions, the systemd units (dist/) and an example
 # config. `make install PREFIX=/usr DESTDIR=pkg` for packaging.
