@@ -23,7 +23,7 @@ NAVISCAN = $(BUILD_DIR)/release/naviscan
 # Suites that start the executable, a live server or a scan of their own: make test runs them one at a
 # time, after the others have run in parallel. A test ID is Module.Suite/test(); add a new suite of that
 # kind here.
-END_TO_END := NaviscanServerTests\.|\.(CommandLineTests|CommandLineWordingTests|ShardMergeTests|StageVersionTests|HostileInputTests|LibraryBenchmarkTests|ScanCommandTests|SimilarTracksTests|StoreSafetyTests|TagSafetyTests|TagWriteBackTests|TagKeyTests|LibraryStoreOpenTests|LibraryScannerTests)/
+END_TO_END := NaviscanServerTests\.|\.(CommandLineTests|CommandLineWordingTests|ShardMergeTests|StageVersionTests|HostileInputTests|LibraryBenchmarkTests|ScanCommandTests|SimilarTracksTests|HarmonicMixTests|StoreSafetyTests|TagSafetyTests|TagWriteBackTests|TagKeyTests|LibraryStoreOpenTests|LibraryScannerTests)/
 # dpkg-deb's compression of the .deb (CI takes zstd: 23 s less on 2 cores, 10 MB more).
 DEB_COMPRESSION ?= xz
 # Where make deb and make image put the .deb and the image archives (git-ignored).

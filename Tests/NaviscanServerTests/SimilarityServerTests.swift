@@ -7,7 +7,7 @@ import NaviscanServer
 import NaviscanTestSupport
 import Testing
 
-@Suite("GET /similar and /path over loopback", .serialized)
+@Suite("GET /similar, /mix and /path over loopback", .serialized)
 struct SimilarityServerTests {
     @Test("Answers in sonicMatch shape, most similar first, never the track itself; 404 for an unknown or silent track; a bad count is 400")
     func similarAndPath() async throws {
@@ -44,7 +44,17 @@ struct SimilarityServerTests {
                 let paths = try #require(try json(response.body)["sonicMatch"] as? [[String: Any]]).compactMap { ($0["entry"] as? [String: Any])?["path"] as? String }
                 #expect(paths.count == 4 && paths.first == "Pads/0.flac" && paths.last == "Buzz/2.flac", "\(paths)")
             }
+            try await client.execute(uri: "/mix?relative_path=Pads/0.flac&count=4&harmonic=true", method: .get) { response in
+                #expect(response.status == .ok)
+                let matches = try #require(try json(response.body)["sonicMatch"] as? [[String: Any]])
+                let paths = matches.compactMap { ($0["entry"] as? [String: Any])?["path"] as? String }
+                #expect(paths.count == 4 && paths.first == "Pads/0.flac" && Set(paths).count == 4, "\(paths)")
+                // Every item says its key: Camelot, or null for a track without one.
+                #expect(matches.allSatisfy { item in item.keys.contains("key") && (item["key"] is NSNull || MusicalKey(item["key"] as? String ?? "") != nil) }, "\(matches)")
+            }
             for (uri, status) in [("/similar?relative_path=nothing.flac", HTTPResponse.Status.notFound), ("/similar?relative_path=silence.flac", .notFound),
+                                  ("/mix?relative_path=Pads/0.flac&count=1", .badRequest), ("/mix?relative_path=Pads/0.flac&harmonic=maybe", .badRequest),
+                                  ("/mix?relative_path=silence.flac", .notFound),
                                   ("/similar?relative_path=Pads/0.flac&count=0", .badRequest), ("/path?from=Pads/0.flac&to=Buzz/0.flac&count=1", .badRequest),
                                   ("/similar", .badRequest)] {
                 try await client.execute(uri: uri, method: .get) { response in

@@ -244,6 +244,17 @@ public struct SonicMatch: Codable, Sendable {
         duplicate = match.duplicate
         key = match.key?.camelot
     }
+
+    enum CodingKeys: String, CodingKey { case entry, similarity, duplicate, key }
+
+    /// `key` is written as null when there is none: clients index fields without existence checks.
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(entry, forKey: .entry)
+        try c.encode(similarity, forKey: .similarity)
+        try c.encode(duplicate, forKey: .duplicate)
+        try c.encode(key, forKey: .key)
+    }
 }
 
 /// One message of `/ws/push` (docs/serve.md lists the events).

@@ -317,3 +317,49 @@ struct SimilarTracksTests {
         #expect(opened.sorted() == intended.sorted(), "\(opened)")
     }
 }
+
+/// `mix --harmonic`: a band playing I–IV–V–I in eight major keys around the circle of fifths, scanned
+/// for real; what the mix may choose is known from the keys the scan stored.
+@Suite("Harmonic mixes", .serialized)
+struct HarmonicMixTests {
+    @Test("With --harmonic every step goes to a key that mixes with the one before whenever an unused track has one; the CLI and its JSON say each key")
+    func harmonicMix() throws {
+        let root = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-harmonic")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let library = root + "/Music", data = root + "/data"
+        try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
+        // C G D A E B F# Db: 8B 9B 10B 11B 12B 1B 2B 3B; different tempi so none is the same recording.
+        for (i, tonic) in [0, 7, 2, 9, 4, 11, 6, 1].enumerated() {
+            let loop = [0, 5, 7, 0].map { TestSignal.Chord((tonic + $0) % 12, minor: false) }
+            try AudioFileWriter.write(TestSignal.chordLoop(loop, bpm: 100 + 3 * Double(i), bars: 8), to: library + "/key\(i).flac", format: .flac16)
+        }
+        let options = ScanOptions(library: library, output: data, visualizer: nil, profile: ProfileConfig(), jobs: 2)
+        #expect(try LibraryScanner(options: options, logger: Logger(label: "test")).run().analysed == 8)
+        let store = try LibraryStore(path: OutputLayout(root: data).databasePath)
+        let keys = try store.keys(of: (0..<8).map { "key\($0).flac" })
+        #expect(keys.count == 8, "\(keys)")
+        // The library holds keys that do not mix, so the rule has something to refuse.
+        #expect(keys.values.contains { a in keys.values.contains { !a.isHarmonicNeighbour(of: $0) } })
+        let tracks = try SimilarTracks(store: store)
+        for seed in ["key0.flac", "key3.flac"] {
+            let mix = try tracks.mix(from: seed, count: 5, harmonic: true)
+            #expect(mix.count == 5 && mix.first?.relativePath == seed)
+            #expect(mix.allSatisfy { $0.key == keys[$0.relativePath] }, "the mix reports the stored keys")
+            for step in 1..<mix.count {
+                let before = try #require(keys[mix[step - 1].relativePath]), next = try #require(keys[mix[step].relativePath])
+                let unused = keys.filter { path, _ in !mix.prefix(step).contains { $0.relativePath == path } }
+                let couldMix = unused.values.contains { $0.isHarmonicNeighbour(of: before) }
+                #expect(next.isHarmonicNeighbour(of: before) || !couldMix,
+                        "\(seed): step \(step) went from \(before.camelot) to \(next.camelot) though an unused track mixes")
+            }
+        }
+        let run = try NaviscanProcess.run(["mix", library, "key0.flac", "--data", data, "--count", "4", "--harmonic", "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [[String: Any]])
+        #expect(list.count == 4 && list.allSatisfy { item in (item["key"] as? String).flatMap(MusicalKey.init) == keys[item["relative_path"] as? String ?? ""] },
+                "\(list)")
+        let text = try NaviscanProcess.run(["mix", library, "key0.flac", "--data", data, "--count", "3", "--harmonic"])
+        let seedKey = try #require(keys["key0.flac"])
+        #expect(text.status == 0 && text.stdout.contains(seedKey.camelot), "\(text.stdout)")
+    }
+}
