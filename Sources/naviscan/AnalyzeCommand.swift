@@ -59,7 +59,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
             if let keyFeatureDump {
                 let features = result.keyFeatures
                 let object: [String: Any] = [
-                    "names": KeyFeatures.names, "values": features?.values ?? [], "clarity": features?.clarity ?? 0,
+                    "names": KeyFeatures.names, "values": features?.values ?? [], "clarity": features?.clarity ?? 0, "pitch_classes": features?.pitchClasses ?? 0,
                     "tuning": result.key?.tuning ?? 0, "key_version": KeyDetector.version, "chroma36": features?.chroma36 ?? [],
                 ]
                 try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: keyFeatureDump))

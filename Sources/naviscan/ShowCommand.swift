@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NaviscanCore
 import NaviscanLibrary
 import NaviscanStore
 
@@ -63,6 +64,12 @@ struct ShowCommand: AsyncParsableCommand {
         print("analysed:    \(track.analyzedAt) by naviscan \(track.analyzerVersion)")
         if let lufs = track.lufs, let gain = track.gainDB { print(String(format: "loudness:    %.2f LUFS, gain %+.2f dB", lufs, gain)) }
         if let bpm = track.bpm { print(String(format: "tempo:       %.1f BPM (confidence %.2f)", bpm, track.bpmConfidence ?? 0)) }
+        if let json = track.profileJSON, let profile = try? StoredProfile.read(Data(json.utf8)) {
+            let key = profile.key.flatMap { key in
+                key.musicalKey.map { "\($0.words) (\($0.camelot), Open Key \($0.openKey)), confidence " + String(format: "%.2f", key.confidence) }
+            }
+            print("key:         " + (key ?? "none"))
+        }
         if let end = track.silenceEnd, let start = track.silenceStart {
             print(String(format: "sound:       from %.2f s to %.2f s", end, start) + (track.silent == true ? " (silent track)" : ""))
         }

@@ -42,6 +42,8 @@ struct WebPageTests {
                 #expect(html.contains("<dt>Duration</dt><dd>0:03 (3.000 s)</dd>"))
                 // A sine has no beats; the groove test in ServerTests serves a grid.
                 #expect(html.contains("<dt>Beat grid</dt><dd>no beats</dd>"))
+                // A lone sine is no chord progression: no key.
+                #expect(html.contains("<dt>Key</dt><dd>no key (no clear harmony: drums, noise or silence)</dd>"), "\(html)")
                 #expect(html.contains("<audio id=\"audio\""))
                 #expect(html.contains("src=\"stream?relative_path=Artist/One.flac\""))
                 #expect(html.contains("<canvas id=\"visualizer\""))

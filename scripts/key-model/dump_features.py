@@ -28,7 +28,8 @@ def items(args):
         for song in truth['songs']:
             for f in song['files']:
                 path = f if os.path.isabs(f) else os.path.join(base, f)
-                render = os.path.splitext(os.path.basename(path))[0]
+                # audio/<soundfont>/<package>/<stem>.wav: the soundfont names the render.
+                render = os.path.basename(os.path.dirname(os.path.dirname(path)))
                 yield dict(id=f"midi-{song['package']}/{song['id']}/{render}", source='midi-' + song['package'],
                            song=f"midi-{song['package']}/{song['id']}", path=path,
                            key_pc=song['key_pc'], minor=bool(song['minor']), style='midi')

@@ -58,7 +58,7 @@ def load(dumps):
         if not d['values']:
             continue
         names = d['names']
-        rows.append(dict(item, X=np.array(d['values'], dtype=float), clarity=d['clarity'],
+        rows.append(dict(item, X=np.array(d['values'], dtype=float), clarity=d['clarity'], pitch_classes=d.get('pitch_classes', 12),
                          y=(12 if item['minor'] else 0) + item['key_pc']))
     return rows, names
 
@@ -106,7 +106,9 @@ def evaluate(rows, names, variant):
         cols = [i for i, n in enumerate(names) if spec(n)]
         w = fit(train, cols)
         for r in test:
-            est = None if r['clarity'] < threshold else int(np.argmax(probabilities(r['X'][:, cols], w)))
+            # KeyModel.minimumPitchClasses: fixed, not fitted.
+            nokey = r['clarity'] < threshold or r['pitch_classes'] < 3
+            est = None if nokey else int(np.argmax(probabilities(r['X'][:, cols], w)))
             out.append((r, est))
     return out
 

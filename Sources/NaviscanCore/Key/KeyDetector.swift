@@ -31,6 +31,9 @@ public struct KeyFeatures: Sendable, Equatable {
     public var values: [[Double]]
     /// The best correlation of the whole track's treble chroma with a Krumhansl–Kessler profile.
     public var clarity: Double
+    /// How many pitch classes hold at least 5 % of the track's chroma (treble and bass weighing the
+    /// same): a lone note or a drone on root and fifth names no key.
+    public var pitchClasses: Int
     /// The track's treble and bass sums, 36 bins each, before tuning (for scripts/key-model).
     public var chroma36: [Double] = []
 
@@ -47,9 +50,10 @@ public struct KeyFeatures: Sendable, Equatable {
         MusicalKey.Mode.allCases.flatMap { mode in (0..<12).map { "\(part).\(mode.rawValue).\($0)" } }
     }
 
-    public init(values: [[Double]], clarity: Double) {
+    public init(values: [[Double]], clarity: Double, pitchClasses: Int = 12) {
         self.values = values
         self.clarity = clarity
+        self.pitchClasses = pitchClasses
     }
 
     static let krumhansl: [MusicalKey.Mode: [Double]] = [
@@ -146,6 +150,7 @@ public struct KeyFeatures: Sendable, Equatable {
             ] + Self.profile(t, key) + Self.profile(b, key)
         }
         self.clarity = clarity
+        pitchClasses = (0..<12).filter { (t[$0] + b[$0]) / 2 >= 0.05 }.count
         chroma36 = chroma.trebleSum + chroma.bassSum
     }
 

@@ -8,6 +8,9 @@ public struct KeyModel: Sendable, Equatable {
     public var weights: [String: Double]
     /// Tracks whose clarity is below this have no key.
     public var minimumClarity: Double
+    /// A key needs at least a triad's worth of pitch classes (`KeyFeatures.pitchClasses`): a lone
+    /// tone fits a key profile well enough, yet names no key. Fixed, not fitted.
+    public static let minimumPitchClasses = 3
 
     /// Every feature must have a weight: a feature added without one is a build's mistake, not a 0.
     public init(weights: [String: Double], minimumClarity: Double) {
@@ -28,7 +31,7 @@ public struct KeyModel: Sendable, Equatable {
     }
 
     public func decide(_ features: KeyFeatures, tuning: Double) -> KeyDetector.Result {
-        guard features.clarity >= minimumClarity else { return KeyDetector.Result(key: nil, confidence: 0, tuning: tuning) }
+        guard features.clarity >= minimumClarity, features.pitchClasses >= Self.minimumPitchClasses else { return KeyDetector.Result(key: nil, confidence: 0, tuning: tuning) }
         let p = probabilities(features)
         let best = p.indices.max { p[$0] < p[$1] }!
         return KeyDetector.Result(key: MusicalKey.all[best], confidence: p[best], tuning: tuning)

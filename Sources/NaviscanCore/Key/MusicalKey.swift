@@ -26,6 +26,9 @@ public struct MusicalKey: Sendable, Hashable, Codable {
     /// The tag spelling: "C", "F#", "Am", "Ebm".
     public var name: String { mode == .major ? tonicName : tonicName + "m" }
 
+    /// "A minor", "F# major".
+    public var words: String { "\(tonicName) \(mode.rawValue)" }
+
     /// Camelot wheel position, 1…12.
     public var camelotNumber: Int {
         let n = (7 * tonic + (mode == .major ? 8 : 5)) % 12
@@ -62,10 +65,11 @@ public struct MusicalKey: Sendable, Hashable, Codable {
             return
         }
         let minor = trimmed.hasSuffix("m")
-        let tonic = minor ? String(trimmed.dropLast()) : trimmed
-        let names = minor ? Self.minorTonics : Self.majorNames
+        // "am" as "Am": the note's letter in either case, then its sign.
+        let tonic = (minor ? String(trimmed.dropLast()) : trimmed).prefix(1).uppercased() + (minor ? String(trimmed.dropLast()) : trimmed).dropFirst()
         let sharps = ["C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B"]
-        guard let pc = names.firstIndex(of: tonic) ?? sharps.firstIndex(of: tonic) ?? Self.majorNames.firstIndex(of: tonic) else { return nil }
+        let flats = ["C", "Db", "D", "Eb", "E", "F", "Gb", "G", "Ab", "A", "Bb", "B"]
+        guard let pc = sharps.firstIndex(of: tonic) ?? flats.firstIndex(of: tonic) else { return nil }
         self.init(tonic: pc, mode: minor ? .minor : .major)
     }
 

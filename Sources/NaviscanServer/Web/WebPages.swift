@@ -120,6 +120,8 @@ enum WebText {
             ("Title", profile.tags?.title ?? ""), ("Artist", profile.tags?.artist ?? ""), ("Album", profile.tags?.album ?? ""),
             ("Duration", duration(profile.duration) + " (" + num(profile.duration, 3, " s") + ")"),
             ("Tempo", profile.bpm.map { String(format: "%.2f BPM, confidence %.2f", $0, profile.bpmConfidence) } ?? "no steady beat"),
+            ("Key", profile.key.flatMap { key in key.musicalKey.map { "\($0.words) (Camelot \($0.camelot), Open Key \($0.openKey)), confidence " + num(key.confidence) } }
+                ?? "no key (no clear harmony: drums, noise or silence)"),
             ("First beat", num(profile.firstBeat, 3, " s")),
             ("Beat grid", beatGrid(profile.beatGrid)),
             ("Sound starts (leading silence ends)", num(profile.silenceEnd, 3, " s")),

@@ -56,7 +56,8 @@ struct KeyModelTests {
             #expect(key.name.count <= 3, "ID3 TKEY holds at most 3 characters: \(key.name)")
             for notation in KeyNotation.allCases { #expect(MusicalKey(key.spelled(notation)) == key, "\(key.spelled(notation))") }
         }
-        #expect(MusicalKey("D#m") == MusicalKey(tonic: 3, mode: .minor))
+        #expect(MusicalKey("D#m") == MusicalKey(tonic: 3, mode: .minor) && MusicalKey("Gb") == MusicalKey(tonic: 6, mode: .major))
+        #expect(MusicalKey("am") == MusicalKey(tonic: 9, mode: .minor) && MusicalKey("Gbm") == MusicalKey(tonic: 6, mode: .minor))
         #expect(MusicalKey("13A") == nil && MusicalKey("H") == nil && MusicalKey("") == nil)
     }
 

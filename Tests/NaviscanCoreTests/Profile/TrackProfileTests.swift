@@ -32,7 +32,7 @@ struct TrackProfileTests {
             "relative_path", "duration", "bpm", "bpm_confidence", "bpm_alternates", "first_beat", "beat_grid", "silence_end",
             "silence_start", "lufs", "loudness_range", "peak_db", "true_peak_db", "gain_db", "loudness_note", "reference_lufs",
             "silent", "sample_rate", "channels", "codec", "analyzer", "analyzed_at", "tags", "replay_gain", "album",
-            "start_ramp", "end_ramp", "outro", "audible_end",
+            "start_ramp", "end_ramp", "outro", "audible_end", "key",
         ]
         for path in [groove, silent, FixturePaths.fixture("mp3/sine_440_660_2s.mp3"), FixturePaths.fixture("demo/ambient_pad.ogg"),
                      FixturePaths.fixture("formats/tagged.mp3"), FixturePaths.fixture("formats/alac.m4a")] {
