@@ -77,13 +77,22 @@ public struct KeyFeatures: Sendable, Equatable {
         guard slotCount > 0, treble.reduce(0, +) > 0 else { return nil }
         let bass = Self.fold(chroma.bassSum.map { Float($0) }, tuning: chroma.tuning)
         let slotSeconds = chroma.slotSeconds
-        // Each slot folded to 12 pitch classes: treble, then bass.
-        var folded = [[Double]](repeating: [], count: slotCount)
+        // Each slot folded to 12 pitch classes, treble then bass: 24 values a slot, in one array
+        // (an array per slot or per bar cost thousands of allocations a track).
+        var folded = [Double](repeating: 0, count: slotCount * 24)
+        let shift = Self.foldShift(chroma.tuning)
         chroma.slots.withUnsafeBufferPointer { s in
-            for i in 0..<slotCount {
-                let t = Array(s[(i * 2 * bins)..<(i * 2 * bins + bins)])
-                let b = Array(s[(i * 2 * bins + bins)..<((i + 1) * 2 * bins)])
-                folded[i] = (Self.fold(t, tuning: chroma.tuning) + Self.fold(b, tuning: chroma.tuning)).map(Double.init)
+            folded.withUnsafeMutableBufferPointer { out in
+                for i in 0..<slotCount {
+                    for part in 0..<2 {
+                        let base = i * 2 * bins + part * bins
+                        for c in 0..<12 {
+                            let centre = 3 * c + shift
+                            func at(_ j: Int) -> Float { s[base + ((j % 36) + 36) % 36] }
+                            out[i * 24 + part * 12 + c] = Double(0.5 * at(centre - 1) + at(centre) + 0.5 * at(centre + 1))
+                        }
+                    }
+                }
             }
         }
         func slotRange(_ from: Double, _ to: Double) -> Range<Int> {
@@ -91,10 +100,8 @@ public struct KeyFeatures: Sendable, Equatable {
             let hi = max(lo + 1, min(slotCount, Int((to / slotSeconds).rounded(.up))))
             return lo..<min(hi, max(lo, slotCount))
         }
-        func sum(_ range: Range<Int>, bassPart: Bool) -> [Double] {
-            var out = [Double](repeating: 0, count: 12)
-            for i in range { for c in 0..<12 { out[c] += folded[i][(bassPart ? 12 : 0) + c] } }
-            return out
+        func add(_ range: Range<Int>, bassPart: Bool, into sum: inout [Double]) {
+            for i in range { for c in 0..<12 { sum[c] += folded[i * 24 + (bassPart ? 12 : 0) + c] } }
         }
         // Bars: the grid's downbeats, else groups of four beats, else fixed pseudo-bars.
         let end = min(soundEnd ?? Double(slotCount) * slotSeconds, Double(slotCount) * slotSeconds)
@@ -111,26 +118,21 @@ public struct KeyFeatures: Sendable, Equatable {
         }
         starts = starts.filter { $0 >= soundStart - beat && $0 < end }
         if starts.isEmpty { starts = [soundStart] }
-        let bars: [(treble: [Double], bass: [Double], start: [Double])] = starts.indices.map { i in
-            let from = starts[i], to = i + 1 < starts.count ? starts[i + 1] : min(end, from + 4 * beat)
-            let whole = slotRange(from, to)
-            let first = slotRange(from, from + beat)
-            return (sum(whole, bassPart: false), sum(first, bassPart: true), sum(first, bassPart: false))
-        }
-        // Phrases start with the music: bars 0, 4, 8, … from the first (a loop read from any other
-        // bar is the same loop, so nothing in the middle of a song tells where its phrases start).
+        // Under each bar's first beat. Phrases start with the music: bars 0, 4, 8, … from the first
+        // (a loop read from any other bar is the same loop, so nothing in the middle of a song tells
+        // where its phrases start).
         var downbeatBass = [Double](repeating: 0, count: 12)
-        var phraseBass = downbeatBass, phraseTreble = downbeatBass
-        for (i, bar) in bars.enumerated() {
-            for c in 0..<12 { downbeatBass[c] += bar.bass[c] }
+        var phraseBass = downbeatBass, phraseTreble = downbeatBass, firstBass = downbeatBass, lastBass = downbeatBass
+        for (i, start) in starts.enumerated() {
+            let first = slotRange(start, start + beat)
+            add(first, bassPart: true, into: &downbeatBass)
             if i % Self.phraseBars == 0 {
-                for c in 0..<12 {
-                    phraseBass[c] += bar.bass[c]
-                    phraseTreble[c] += bar.start[c]
-                }
+                add(first, bassPart: true, into: &phraseBass)
+                add(first, bassPart: false, into: &phraseTreble)
             }
+            if i == 0 { add(first, bassPart: true, into: &firstBass) }
+            if i == starts.count - 1 { add(first, bassPart: true, into: &lastBass) }
         }
-        let firstBass = bars.first?.bass ?? downbeatBass, lastBass = bars.last?.bass ?? downbeatBass
         let trebleD = treble.map(Double.init), bassD = bass.map(Double.init)
         let shares = [trebleD, bassD, downbeatBass, phraseBass, firstBass, lastBass, phraseTreble].map(Self.shares)
         let (t, b, d, p, first, last, q) = (shares[0], shares[1], shares[2], shares[3], shares[4], shares[5], shares[6])
@@ -162,9 +164,12 @@ public struct KeyFeatures: Sendable, Equatable {
         return key.mode == .major ? rotated + zeros : zeros + rotated
     }
 
+    /// Where pitch class 0's centre sits among the 36 bins, in bins, for `tuning` semitones.
+    static func foldShift(_ tuning: Double) -> Int { Int((3 * tuning).rounded()) }
+
     /// 36 bins to 12 pitch classes around the tuned centres.
     static func fold(_ bins36: [Float], tuning: Double) -> [Float] {
-        let shift = Int((3 * tuning).rounded())
+        let shift = foldShift(tuning)
         return (0..<12).map { c in
             let centre = 3 * c + shift
             func at(_ i: Int) -> Float { bins36[((i % 36) + 36) % 36] }
