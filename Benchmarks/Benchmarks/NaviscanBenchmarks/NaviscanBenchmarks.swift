@@ -167,6 +167,21 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
     }
+    // The key stage beside the onset stage it rides on: with stage.onsets+tempo, its cost alone.
+    Benchmark("stage.onsets+tempo+key") { b in
+        let mono = Array(material.signal.samples.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
+        try measureRealtime(b) {
+            let envelope = try OnsetEnvelope(inputRate: 44_100, measuresKey: true)
+            mono.withUnsafeBufferPointer { all in
+                for start in stride(from: 0, to: all.count, by: 4096) {
+                    envelope.process(UnsafeBufferPointer(rebasing: all[start..<min(start + 4096, all.count)]))
+                }
+            }
+            let tempo = TempoEstimator(config: .init()).estimate(envelope.finish())
+            blackHole(envelope.key.flatMap { KeyDetector.decide($0, grid: tempo.grid, soundStart: 0, soundEnd: nil) }?.result)
+            return 240
+        }
+    }
     // The tempo decision alone on the 4-minute track's onset summary (made once, outside the
     // measurement): the beats tracked at every candidate's period to choose the level, then the
     // whole track's beat grid. Beside track.vis+dj.flac-4min it is the beat tracker's share of a scan.
@@ -197,11 +212,11 @@ let benchmarks: @Sendable () -> Void = {
         for query in b.scaledIterations { blackHole(index.nearest(to: query * 7919 % 100_000, count: 25)) }
         b.stopMeasurement()
     }
-    // The similarity features' cost, side by side: the DJ pass with and without them.
-    for features in [true, false] {
-        Benchmark(features ? "track.dj.flac-4min" : "track.dj-without-features.flac-4min") { b in
+    // The similarity features' and the key's cost, side by side: the DJ pass with and without each.
+    for left in [nil, AnalysisStage.features, .key] {
+        Benchmark(left.map { "track.dj-without-\($0.rawValue).flac-4min" } ?? "track.dj.flac-4min") { b in
             var options = AnalysisOptions(profile: ProfileConfig())
-            if !features { options.profileStages.remove(.features) }
+            if let left { options.profileStages.remove(left) }
             let analyzer = TrackAnalyzer(options: options, logger: logger)
             try measureRealtime(b) { try analyzer.analyze(path: material.flac).duration }
         }

@@ -162,14 +162,13 @@ public final class TrackAnalyzer {
                                loudnessRange: loudnessRange)
         }
         let grid = measuresTempo ? tempo?.grid : prior?.beatGrid
-        let keyFeatures = onsets?.key.flatMap { KeyFeatures($0, grid: grid, soundStart: soundStart, soundEnd: soundEnd) }
-        let key = both(onsets?.key, keyFeatures).map { chroma, features in KeyModel.shipped.decide(features, tuning: chroma.tuning) }
+        let key = onsets?.key.flatMap { KeyDetector.decide($0, grid: grid, soundStart: soundStart, soundEnd: soundEnd) }
         let elapsed = started.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         return TrackAnalysis(stream: info, decodedFrames: decoded, visFrameCount: frames,
                              loudness: loudnessResult, silence: silenceResult,
                              tempo: tempo, waveform: waveform?.finish(), features: features,
-                             key: key, keyFeatures: keyFeatures, elapsed: seconds)
+                             key: key?.result, keyFeatures: key?.features, elapsed: seconds)
     }
 }
 
