@@ -12,17 +12,19 @@ import Foundation
 ///   are a semitone apart only above about 400 Hz: the middle octaves' notes smeared into their
 ///   neighbours there, and how much depended on the tuning.)
 /// - Treble above 1 kHz: every `trebleStride`-th spectrum of the onset stage (1024 points at
-///   22.05 kHz), peaks between 1 and 5 kHz placed the same way. Frames whose onset flux is above its
-///   running mean (drum hits) count less.
-/// - Tuning: the circular mean of every peak's deviation from the tempered semitone above 330 Hz,
-///   weighted by its magnitude (a recording at A = 432 Hz sits 32 cents flat: the decision folds the
-///   36 bins to 12 around the tuned centres).
+///   22.05 kHz, every 80 ms), peaks between 1 and 5 kHz placed the same way. Frames whose onset flux
+///   is above its running mean (drum hits) count less.
+/// - Tuning: the circular mean of the middle's peaks' deviations from the tempered semitone,
+///   weighted by their magnitude (a recording at A = 432 Hz sits 32 cents flat: the decision folds
+///   the 36 bins to 12 around the tuned centres). The 2.7 Hz bins place those peaks to a few cents.
+///
+/// Cost: about 2 % of a scan (docs/performance.md); nothing is allocated per block.
 ///
 /// Memory: the slots of the first `maxSlotSeconds` (30 minutes: 1.4 MB); later sound reaches only
 /// the track's sums.
 public final class KeyChroma {
     public static let bins = 36
-    static let trebleStride = 4
+    static let trebleStride = 8
     static let trebleLowHz: Float = 1000
     static let trebleHighHz: Float = 5000
     static let bassLowHz: Float = 27.5
@@ -57,15 +59,22 @@ public final class KeyChroma {
 
     /// Slot after slot: 36 treble values then 36 bass values.
     public private(set) var slots: [Float] = []
-    public private(set) var trebleSum = [Double](repeating: 0, count: bins)
-    public private(set) var bassSum = [Double](repeating: 0, count: bins)
+    private let sums: UnsafeMutablePointer<Double>
+    /// The whole track's treble and bass chroma, 36 bins each.
+    public var trebleSum: [Double] { Array(UnsafeBufferPointer(start: sums, count: Self.bins)) }
+    public var bassSum: [Double] { Array(UnsafeBufferPointer(start: sums + Self.bins, count: Self.bins)) }
     /// Σ magnitude · e^{2πi·deviation} over the treble peaks.
     private var tuningCos = 0.0, tuningSin = 0.0
     private var hop = 0
     private var bassFrames = 0
     private var fluxMean: Float = 0
-    private var frameBins = [Float](repeating: 0, count: bins)
-    private var middleBins = [Float](repeating: 0, count: bins)
+    /// One frame's bins: treble or bass, and the middle (raw buffers: no exclusivity checks per peak).
+    private let frameBins: UnsafeMutablePointer<Float>
+    private let middleBins: UnsafeMutablePointer<Float>
+    /// cos² of the window at a distance of i / `windowSteps` bins, 0 ≤ distance < 1.5.
+    private static let windowSteps: Float = 256
+    private let window: UnsafeMutablePointer<Float>
+    private let floorRatio = pow(10, -KeyChroma.peakFloorDB / 10)
 
     /// `fftSize`/`sampleRate`/`hopSeconds`: the onset stage's spectra; `fullScalePower` the total
     /// power a full-scale sine gives in them (frames 60 dB below are silence).
@@ -88,9 +97,25 @@ public final class KeyChroma {
             .map { HalfbandDecimator(maxInputFrames: $0 + 64) }
         maxSlots = Int(Self.maxSlotSeconds / (Double(2 * Self.bassHop) / bassRate))
         slots.reserveCapacity(2 * Self.bins * 1024)
+        sums = .allocate(capacity: 2 * Self.bins)
+        sums.initialize(repeating: 0, count: 2 * Self.bins)
+        frameBins = .allocate(capacity: Self.bins)
+        middleBins = .allocate(capacity: Self.bins)
+        let steps = Int(1.5 * Self.windowSteps) + 2
+        window = .allocate(capacity: steps)
+        for i in 0..<steps {
+            let w = cos(Float.pi / 3 * min(1.5, Float(i) / Self.windowSteps))
+            window[i] = w * w
+        }
     }
 
-    deinit { bassPower.deallocate() }
+    deinit {
+        bassPower.deallocate()
+        sums.deallocate()
+        frameBins.deallocate()
+        middleBins.deallocate()
+        window.deallocate()
+    }
 
     /// The onset stage's stream at its own rate (22.05 kHz), in pieces of at most `conversionChunk`.
     func process(_ samples: UnsafeBufferPointer<Float>) {
@@ -117,21 +142,14 @@ public final class KeyChroma {
         guard total > silencePower else { return }
         // A drum hit (flux well above its running mean) counts for less.
         let weight = 1 / (1 + max(0, flux / max(fluxMean, 1e-9) - 1))
-        for b in 0..<Self.bins { frameBins[b] = 0 }
-        let floor = largest * pow(10, -Self.peakFloorDB / 10)
-        var cosSum = 0.0, sinSum = 0.0
+        frameBins.update(repeating: 0, count: Self.bins)
+        let floor = largest * floorRatio
         for k in trebleBins where power[k] > floor && power[k] > power[k - 1] && power[k] >= power[k + 1] {
             let (hz, magnitude) = Self.peak(power, k, binHz)
-            let semitones = 12 * log2(hz / 440)
-            let deviation = semitones - semitones.rounded()
-            cosSum += Double(magnitude * cos(2 * .pi * deviation))
-            sinSum += Double(magnitude * sin(2 * .pi * deviation))
-            Self.add(semitones: semitones, magnitude: magnitude, into: &frameBins)
+            spread(semitones: 12 * log2(hz / 440), magnitude: magnitude, into: frameBins)
         }
-        tuningCos += cosSum
-        tuningSin += sinSum
         let time = Double(hop) * hopSeconds
-        add(frameBins, weight: weight, at: time, offset: 0, sums: &trebleSum)
+        add(frameBins, weight: weight, at: time, offset: 0)
     }
 
     private func bass(_ samples: UnsafeBufferPointer<Float>) {
@@ -153,34 +171,32 @@ public final class KeyChroma {
         var largest: Float = 0
         for k in bassBins { largest = max(largest, bassPower[k]) }
         guard largest > 0 else { return }
-        for b in 0..<Self.bins {
-            frameBins[b] = 0
-            middleBins[b] = 0
-        }
-        let floor = largest * pow(10, -Self.peakFloorDB / 10)
+        frameBins.update(repeating: 0, count: Self.bins)
+        middleBins.update(repeating: 0, count: Self.bins)
+        let floor = largest * floorRatio
         var cosSum = 0.0, sinSum = 0.0
         for k in bassBins where bassPower[k] > floor && bassPower[k] > bassPower[k - 1] && bassPower[k] >= bassPower[k + 1] {
             let (hz, magnitude) = Self.peak(bassPower, k, bassBinHz)
             let semitones = 12 * log2(hz / 440)
             if k < firstMiddleBin {
-                Self.add(semitones: semitones, magnitude: magnitude, into: &frameBins)
+                spread(semitones: semitones, magnitude: magnitude, into: frameBins)
             } else {
                 let deviation = semitones - semitones.rounded()
                 cosSum += Double(magnitude * cos(2 * .pi * deviation))
                 sinSum += Double(magnitude * sin(2 * .pi * deviation))
-                Self.add(semitones: semitones, magnitude: magnitude, into: &middleBins)
+                spread(semitones: semitones, magnitude: magnitude, into: middleBins)
             }
         }
-        tuningCos += Double(middleWeight) * cosSum
-        tuningSin += Double(middleWeight) * sinSum
+        tuningCos += cosSum
+        tuningSin += sinSum
         let time = Double(bassFrames * Self.bassHop) / bassRate
-        add(frameBins, weight: 1, at: time, offset: Self.bins, sums: &bassSum)
-        add(middleBins, weight: middleWeight, at: time, offset: 0, sums: &trebleSum)
+        add(frameBins, weight: 1, at: time, offset: Self.bins)
+        add(middleBins, weight: middleWeight, at: time, offset: 0)
     }
 
     /// Adds one frame's bins to the slot holding `time` (treble at `offset` 0, bass at 36) and to the sums.
-    private func add(_ frame: [Float], weight: Float, at time: Double, offset: Int, sums: inout [Double]) {
-        for b in 0..<Self.bins { sums[b] += Double(frame[b] * weight) }
+    private func add(_ frame: UnsafeMutablePointer<Float>, weight: Float, at time: Double, offset: Int) {
+        for b in 0..<Self.bins { sums[offset + b] += Double(frame[b] * weight) }
         let slot = Int(time / slotSeconds)
         guard slot < maxSlots else { return }
         let needed = (slot + 1) * 2 * Self.bins
@@ -201,17 +217,17 @@ public final class KeyChroma {
         return ((Float(k) + delta) * binHz, exp(0.5 * logPower))
     }
 
-    /// Spreads a peak `semitones` from A 440 over the bins within half a semitone of it (cos²).
-    static func add(semitones: Float, magnitude: Float, into bins: inout [Float]) {
+    /// Spreads a peak `semitones` from A 440 over the bins within half a semitone of it (cos², from
+    /// the table).
+    private func spread(semitones: Float, magnitude: Float, into bins: UnsafeMutablePointer<Float>) {
         // Bin position from C, in thirds of a semitone.
         let position = (semitones + 9) * 3
         let centre = Int(position.rounded(.down))
         for b in (centre - 1)...(centre + 2) {
             let distance = abs(Float(b) - position)
             guard distance < 1.5 else { continue }
-            let w = cos(Float.pi / 3 * distance)
             let index = ((b % Self.bins) + Self.bins) % Self.bins
-            bins[index] += magnitude * w * w
+            bins[index] += magnitude * window[Int(distance * Self.windowSteps)]
         }
     }
 
