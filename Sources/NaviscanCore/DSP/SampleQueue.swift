@@ -32,6 +32,21 @@ final class SampleQueue {
         return m
     }
 
+    /// Appends `samples` and hands each complete window of `size` samples, `hop` apart, to `body`,
+    /// keeping only what the next window needs.
+    func windows(of samples: UnsafeBufferPointer<Float>, size: Int, hop: Int, _ body: (UnsafePointer<Float>) -> Void) {
+        var offset = 0
+        while offset < samples.count {
+            offset += append(samples, from: offset)
+            var first = 0
+            while first + size <= count {
+                body(start + first)
+                first += hop
+            }
+            removeFirst(first)
+        }
+    }
+
     func removeFirst(_ n: Int) {
         guard n > 0 else { return }
         start.update(from: start + n, count: count - n)

@@ -153,16 +153,7 @@ public final class KeyChroma {
     }
 
     private func bass(_ samples: UnsafeBufferPointer<Float>) {
-        var offset = 0
-        while offset < samples.count {
-            offset += bassQueue.append(samples, from: offset)
-            var start = 0
-            while start + Self.bassFFTSize <= bassQueue.count {
-                bassFrame(bassQueue.start + start)
-                start += Self.bassHop
-            }
-            bassQueue.removeFirst(start)
-        }
+        bassQueue.windows(of: samples, size: Self.bassFFTSize, hop: Self.bassHop) { bassFrame($0) }
     }
 
     private func bassFrame(_ frame: UnsafePointer<Float>) {

@@ -286,24 +286,10 @@ public final class SonicFeatureAccumulator {
     /// Key clarity (the best correlation with the 24 Krumhansl–Kessler key profiles), mode (best
     /// major minus best minor correlation) and chroma entropy (bits / log2 12: 1 = flat).
     static func tonal(_ chroma: [Double]) -> [Double] {
-        let major = [6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88]
-        let minor = [6.33, 2.68, 3.52, 5.38, 2.60, 3.53, 2.54, 4.75, 3.98, 2.69, 3.34, 3.17]
-        // Pearson correlation of the chroma, read from `shift` on, with a key profile.
-        func correlation(_ a: [Double], _ b: [Double], _ shift: Int) -> Double {
-            let ma = a.reduce(0, +) / 12, mb = b.reduce(0, +) / 12
-            var num = 0.0, da = 0.0, db = 0.0
-            for i in 0..<12 {
-                let x = a[(i + shift) % 12] - ma, y = b[i] - mb
-                num += x * y
-                da += x * x
-                db += y * y
-            }
-            return da > 0 && db > 0 ? num / (da * db).squareRoot() : 0
-        }
         var bestMajor = -1.0, bestMinor = -1.0
         for shift in 0..<12 {
-            bestMajor = max(bestMajor, correlation(chroma, major, shift))
-            bestMinor = max(bestMinor, correlation(chroma, minor, shift))
+            bestMajor = max(bestMajor, KeyFeatures.correlation(chroma, KeyFeatures.krumhansl[.major]!, shift))
+            bestMinor = max(bestMinor, KeyFeatures.correlation(chroma, KeyFeatures.krumhansl[.minor]!, shift))
         }
         let total = chroma.reduce(0, +)
         var entropy = 1.0

@@ -160,16 +160,7 @@ public final class OnsetEnvelope {
 
     private func frame(_ samples: UnsafeBufferPointer<Float>) {
         key?.process(samples)
-        var offset = 0
-        while offset < samples.count {
-            offset += queue.append(samples, from: offset)
-            var start = 0
-            while start + config.fftSize <= queue.count {
-                analyzeFrame(queue.start + start)
-                start += config.hop
-            }
-            queue.removeFirst(start)
-        }
+        queue.windows(of: samples, size: config.fftSize, hop: config.hop) { analyzeFrame($0) }
     }
 
     private func analyzeFrame(_ frame: UnsafePointer<Float>) {
