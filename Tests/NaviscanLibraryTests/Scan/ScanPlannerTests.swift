@@ -118,11 +118,13 @@ struct ScanPlannerTests {
         var otherRelease = record(f)
         otherRelease.analyzerVersion = "9.9.9"
         #expect(work(otherRelease).isEmpty)
-        #expect(work(record(f)) { $0.stageVersions[.tempo] = 2 } == [.stages([.tempo, .beatGrid, .features])])
-        #expect(work(record(f)) { $0.stageVersions[.beatGrid] = 2 } == [.stages([.beatGrid])])
-        #expect(work(record(f)) { $0.stageVersions[.silence] = 2 } == [.stages([.silence, .loudness, .tempo, .beatGrid, .features])])
+        #expect(work(record(f)) { $0.stageVersions[.tempo] = 2 } == [.stages([.tempo, .beatGrid, .features, .key])])
+        // The key reads the bars: a new beat grid means new keys too.
+        #expect(work(record(f)) { $0.stageVersions[.beatGrid] = 2 } == [.stages([.beatGrid, .key])])
+        #expect(work(record(f)) { $0.stageVersions[.silence] = 2 } == [.stages([.silence, .loudness, .tempo, .beatGrid, .features, .key])])
         #expect(work(record(f)) { $0.stageVersions[.visualizer] = 2 } == [.stages([.visualizer])])
         #expect(work(record(f)) { $0.stageVersions[.features] = 2 } == [.stages([.features])])
+        #expect(work(record(f)) { $0.stageVersions[.key] = 2 } == [.stages([.key])])
         #expect(work(record(f)) { $0.stageVersions[.decode] = 2 } == [.full])
         // Versions of stages this scan does not write wait for a scan that does.
         #expect(work(record(f)) { $0.stageVersions[.visualizer] = 2; $0.visualizer = nil }.isEmpty)
