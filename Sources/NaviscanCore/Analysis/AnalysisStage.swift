@@ -97,7 +97,7 @@ public struct StageVersions: Sendable, Hashable, CustomStringConvertible {
     ])
 
     /// What naviscan 0.5.9, the last release before stages carried versions, analysed with: version 1
-    /// of every stage it had (the key came in 0.7.0). Its rows are given these when the store is migrated.
+    /// of every stage it had (the key stage came after 0.6.0). Its rows are given these when the store is migrated.
     public static let release059 = StageVersions(Dictionary(uniqueKeysWithValues: AnalysisStage.allCases.filter { $0 != .key }.map { ($0, 1) }))
 
     public subscript(stage: AnalysisStage) -> Int? {
