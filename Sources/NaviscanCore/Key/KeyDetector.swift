@@ -94,11 +94,7 @@ public struct KeyFeatures: Sendable, Equatable {
                 for i in 0..<slotCount {
                     for part in 0..<2 {
                         let base = i * 2 * bins + part * bins
-                        for c in 0..<12 {
-                            let centre = 3 * c + shift
-                            func at(_ j: Int) -> Float { s[base + ((j % 36) + 36) % 36] }
-                            out[i * 24 + part * 12 + c] = Double(0.5 * at(centre - 1) + at(centre) + 0.5 * at(centre + 1))
-                        }
+                        for c in 0..<12 { out[i * 24 + part * 12 + c] = Double(Self.pitchClass(c, shift: shift) { s[base + $0] }) }
                     }
                 }
             }
@@ -182,11 +178,15 @@ public struct KeyFeatures: Sendable, Equatable {
     /// 36 bins to 12 pitch classes around the tuned centres.
     static func fold(_ bins36: [Float], tuning: Double) -> [Float] {
         let shift = foldShift(tuning)
-        return (0..<12).map { c in
-            let centre = 3 * c + shift
-            func at(_ i: Int) -> Float { bins36[((i % 36) + 36) % 36] }
-            return 0.5 * at(centre - 1) + at(centre) + 0.5 * at(centre + 1)
-        }
+        return (0..<12).map { c in pitchClass(c, shift: shift) { bins36[$0] } }
+    }
+
+    /// Pitch class `c` from 36 bins read by `bin`: its tuned centre bin and half of each neighbour.
+    @inline(__always)
+    static func pitchClass(_ c: Int, shift: Int, _ bin: (Int) -> Float) -> Float {
+        let centre = 3 * c + shift
+        func at(_ j: Int) -> Float { bin(((j % 36) + 36) % 36) }
+        return 0.5 * at(centre - 1) + at(centre) + 0.5 * at(centre + 1)
     }
 
     static func shares(_ v: [Double]) -> [Double] {
