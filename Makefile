@@ -47,7 +47,7 @@ deb-file:
 runtime-packages:
 	@echo $(RUNTIME_PACKAGES)
 
-.PHONY: all sudo deb-file runtime-packages swift-check swift-path deps ci-deps build-tests browser-deps test-browser test-slurm check-kubernetes screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check tempo-cv key-model install uninstall man generated-man check-man check-install deb test-deb image-deps image test-image clean
+.PHONY: all sudo deb-file runtime-packages swift-check swift-path deps ci-deps build-tests browser-deps test-browser test-slurm check-kubernetes screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check tempo-cv key-model similarity-model install uninstall man generated-man check-man check-install deb test-deb image-deps image test-image clean
 
 all: build
 
@@ -201,6 +201,12 @@ tempo-cv: build
 # Sources/NaviscanCore/Key/KeyModel+Shipped.swift and Fixtures/key/parity.json. Not part of CI.
 key-model: build
 	bash scripts/key-model/build.sh $(NAVISCAN)
+
+# The similarity model (docs/similarity.md): builds the dev sets into NAVISCAN_SIMILARITY_DATA
+# (default ~/.cache/naviscan-simdev; ~30 minutes and 1.3 GB of downloads the first time), chooses
+# the model in folds by source, writes SimilarityModel+Shipped.swift and Fixtures/similarity/.
+similarity-model: build
+	bash scripts/similarity-model/build.sh $(NAVISCAN)
 
 # The binary, its man page, bash/zsh/fish completions, the systemd units (dist/) and an example
 # config. `make install PREFIX=/usr DESTDIR=pkg` for packaging.

@@ -8,12 +8,12 @@ import NaviscanCore
 /// instead of two scans of 100,000 small ones; a snapshot of another sequence, features version or
 /// format is not read (`LibraryStore.featureTable()` scans instead).
 ///
-/// A block, little-endian: track count n (UInt32); n durations (Float64); n vectors of
-/// `SonicFeatures.dimension` Float32; n path lengths in bytes (UInt32); the paths' UTF-8 bytes.
+/// A block, little-endian: track count n (UInt32); n durations (Float64); n vectors as stored
+/// (`SonicFeatures.storedBytes` each); n path lengths in bytes (UInt32); the paths' UTF-8 bytes.
 enum SimilaritySnapshot {
     static let table = "similarity_snapshot"
     /// Bumped whenever the block layout changes: a store's snapshot of another format is not read.
-    static let format = 1
+    static let format = 2
     static let blockTracks = 4096
 
     /// What the `meta` row says of the blocks.
@@ -73,8 +73,7 @@ enum SimilaritySnapshot {
         func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) } }
         append(UInt32(range.count))
         for i in range { append(features.durations[i].bitPattern) }
-        let dimension = SonicFeatures.dimension
-        for value in features.features.values[(range.lowerBound * dimension)..<(range.upperBound * dimension)] { append(value.bitPattern) }
+        for i in range { out.append(features.features.stored(i)) }
         for i in range { append(UInt32(features.paths.withBytes(i) { $0.count })) }
         for i in range { features.paths.withBytes(i) { out.append(contentsOf: $0) } }
         return out
@@ -88,14 +87,14 @@ enum SimilaritySnapshot {
                 return T(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: T.self))
             }
             guard let n = load(0, UInt32.self).map(Int.init) else { return false }
-            let dimension = SonicFeatures.dimension
-            let durations = 4, vectors = durations + n * 8, lengths = vectors + n * dimension * 4, names = lengths + n * 4
+            let size = SonicFeatures.storedBytes
+            let durations = 4, vectors = durations + n * 8, lengths = vectors + n * size, names = lengths + n * 4
             guard names <= raw.count else { return false }
             var at = names
             for i in 0..<n {
                 guard let length = load(lengths + i * 4, UInt32.self).map(Int.init), at + length <= raw.count,
                       let bits = load(durations + i * 8, UInt64.self),
-                      features.features.append(stored: UnsafeRawBufferPointer(rebasing: raw[(vectors + i * dimension * 4)..<(vectors + (i + 1) * dimension * 4)]))
+                      features.features.append(stored: UnsafeRawBufferPointer(rebasing: raw[(vectors + i * size)..<(vectors + (i + 1) * size)]))
                 else { return false }
                 // In the store's order, each path after the one before, as the tables give them.
                 guard features.paths.append(utf8: UnsafeRawBufferPointer(rebasing: raw[at..<(at + length)])) else { return false }

@@ -30,6 +30,10 @@ struct AnalyzeCommand: AsyncParsableCommand {
             help: ArgumentHelp("With --dj: write the tempo stage's band levels here (Float32) for scripts/lab/tempo-model.", visibility: .hidden))
     var onsetBandDump: String?
 
+    @Option(name: .customLong("dump-timbre-bands"),
+            help: ArgumentHelp("With --dj: write the similarity features' log band powers here (Float32, 24 per measured spectrum) for scripts/similarity-model.", visibility: .hidden))
+    var timbreBandDump: String?
+
     @Option(name: .customLong("dump-key-features"),
             help: ArgumentHelp("With --dj: write what the key decision reads here (JSON) for scripts/key-model.", visibility: .hidden))
     var keyFeatureDump: String?
@@ -41,6 +45,8 @@ struct AnalyzeCommand: AsyncParsableCommand {
 
     func validate() throws {
         if onsetBandDump != nil, !dj { throw ValidationError("--dump-onset-bands needs --dj: the band levels come from the tempo stage") }
+        if timbreBandDump != nil, !dj { throw ValidationError("--dump-timbre-bands needs --dj: the similarity features are measured with the profile") }
+        if timbreBandDump != nil, onsetBandDump != nil { throw ValidationError("--dump-timbre-bands and --dump-onset-bands: one dump at a time") }
         if keyFeatureDump != nil, !dj { throw ValidationError("--dump-key-features needs --dj: the key is part of the profile") }
     }
 
@@ -53,9 +59,15 @@ struct AnalyzeCommand: AsyncParsableCommand {
         let options = AnalysisOptions(visualizer: analysis.visualizer, profile: analysis.profile)
         do {
             let dump = try onsetBandDump.map { try OnsetBandDump(path: $0) }
+                ?? timbreBandDump.map { try OnsetBandDump(path: $0, stream: .timbreBands) }
             let analyzer = TrackAnalyzer(options: options, logger: logger, onsetBandObserver: dump)
             let result = try analyzer.analyze(path: file, visOutput: visOutput)
             try dump?.close()
+            if let timbreBandDump {
+                // The stored vector beside the bands, so the fitting scripts see what a scan stores.
+                let object: [String: Any] = ["features": result.features?.values ?? NSNull(), "features_version": SonicFeatures.version]
+                try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: timbreBandDump + ".json"))
+            }
             if let keyFeatureDump {
                 let features = result.keyFeatures
                 let object: [String: Any] = [

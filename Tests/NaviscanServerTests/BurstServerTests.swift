@@ -35,8 +35,7 @@ struct BurstServerTests {
         var copies: [StoreChange] = []
         for k in 0..<(count - scanned.count) {
             var copy = scanned[k % scanned.count]
-            let values = try #require(copy.features.flatMap(SonicFeatures.init(data:))).values
-            copy.features = SonicFeatures(values: values.map { $0 * Float.random(in: 0.95...1.05, using: &random) }).data
+            copy.features = try #require(copy.features.flatMap(SonicFeatures.init(data:))).perturbed(by: 0.05, using: &random).data
             copy.relativePath = "Copies/\(k)/" + copy.relativePath
             copies.append(.save(copy))
         }

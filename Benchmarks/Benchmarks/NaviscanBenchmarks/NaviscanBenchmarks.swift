@@ -199,12 +199,15 @@ let benchmarks: @Sendable () -> Void = {
             return 240
         }
     }
-    // One "more like this" query over 100,000 tracks (brute force, one core); the index is built
-    // once, outside the measurement, as the server builds it once per change of the store.
+    // One "more like this" query over 100,000 tracks (brute force, one core: the timbre Gaussians'
+    // divergence and mutual proximity); the index is built once, outside the measurement, as the
+    // server builds it once per change of the store.
     Benchmark("similarity.query-100k", configuration: .init(timeUnits: .milliseconds)) { b in
         var generator = SeededGenerator(seed: 29)
         let rows = (0..<100_000).map { i in
-            (i, SonicFeatures(values: (0..<SonicFeatures.dimension).map { _ in Float.random(in: -3...3, using: &generator) }))
+            (i, SonicFeatures(descriptors: (0..<SonicFeatures.descriptorCount).map { _ in Float.random(in: -3...3, using: &generator) },
+                              timbreMean: (0..<TimbreGaussian.order).map { _ in Float.random(in: -0.5...0.5, using: &generator) },
+                              timbreVariance: Float.random(in: 0.005...0.05, using: &generator)))
         }
         let normalisation = SimilarityNormalisation.identity(changeSequence: 0)
         let index = SimilarityIndex(rows: rows, normalisation: normalisation)

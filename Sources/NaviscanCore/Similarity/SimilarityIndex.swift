@@ -1,23 +1,35 @@
 import Foundation
 
-/// How the library's features are put on one scale: per component, a robust z-score (median and
-/// 1.4826 × median absolute deviation over the library, clipped to ±4), and the distance at which
-/// two tracks are half similar (the median distance between tracks of the library).
+/// How the library's features are put on one scale: per descriptor, a robust z-score (median and
+/// 1.4826 × median absolute deviation over the library, clipped to ±4); the timbre Gaussians' means
+/// taken about the library's median mean; the median divergence and descriptor distance that put the
+/// two on one scale; and the distance at which two tracks are half similar (the median distance
+/// between tracks of the library).
 public struct SimilarityNormalisation: Codable, Sendable, Equatable {
     public var featuresVersion: Int
     /// The store's change sequence it was measured at: stale once tracks change.
     public var changeSequence: Int64
     public var median: [Float]
     public var scale: [Float]
+    /// The median over the library of each cepstral mean of the timbre Gaussians.
+    public var timbreCenter: [Float]
+    /// Median over pairs of tracks of the squared, weighted descriptor distance.
+    public var descriptorMedian: Float
+    /// Median over pairs of the timbre Gaussians' divergence.
+    public var divergenceMedian: Float
     public var halfSimilarDistance: Float
 
     static let clip: Float = 4
 
-    public init(featuresVersion: Int, changeSequence: Int64, median: [Float], scale: [Float], halfSimilarDistance: Float) {
+    public init(featuresVersion: Int, changeSequence: Int64, median: [Float], scale: [Float], timbreCenter: [Float],
+                descriptorMedian: Float, divergenceMedian: Float, halfSimilarDistance: Float) {
         self.featuresVersion = featuresVersion
         self.changeSequence = changeSequence
         self.median = median
         self.scale = scale
+        self.timbreCenter = timbreCenter
+        self.descriptorMedian = descriptorMedian
+        self.divergenceMedian = divergenceMedian
         self.halfSimilarDistance = halfSimilarDistance
     }
 
@@ -31,10 +43,10 @@ public struct SimilarityNormalisation: Codable, Sendable, Equatable {
         guard vectors.count >= 2 else { return nil }
         featuresVersion = SonicFeatures.version
         self.changeSequence = changeSequence
-        let dimension = SonicFeatures.dimension
-        var median = [Float](repeating: 0, count: dimension), scale = [Float](repeating: 1, count: dimension)
+        let descriptors = SonicFeatures.descriptorCount
+        var median = [Float](repeating: 0, count: descriptors), scale = [Float](repeating: 1, count: descriptors)
         var column = [Float](repeating: 0, count: vectors.count)
-        for d in 0..<dimension {
+        for d in 0..<descriptors {
             for i in 0..<vectors.count { column[i] = vectors.value(i, d) }
             let m = Self.median(&column)
             for i in column.indices { column[i] = abs(column[i] - m) }
@@ -45,26 +57,41 @@ public struct SimilarityNormalisation: Codable, Sendable, Equatable {
         }
         self.median = median
         self.scale = scale
-        halfSimilarDistance = 1
-        let index = SimilarityIndex(keys: HashedKeys(Array(0..<vectors.count)), features: vectors, normalisation: self)
-        // The median over up to 20,000 pairs, spread evenly over the library.
-        var distances: [Float] = []
-        let n = vectors.count
-        let pairs = min(20_000, n * (n - 1) / 2)
-        for k in 0..<pairs {
-            // Every track in turn, each with partners spread over the library (never itself).
-            let a = k % n
-            let b = (a + 1 + Int((UInt64(k) &* 2_654_435_761) % UInt64(n - 1))) % n
-            distances.append(index.distance(a, b))
+        timbreCenter = (0..<TimbreGaussian.order).map { c in
+            for i in 0..<vectors.count { column[i] = vectors.value(i, descriptors + c) }
+            return Self.median(&column)
         }
+        (descriptorMedian, divergenceMedian, halfSimilarDistance) = (1, 1, 1)
+        // The medians over up to 20,000 pairs, spread evenly over the library: first of the two
+        // parts (each on its own scale), then of the distance they make together.
+        let pairs = Self.pairs(vectors.count)
+        var index = SimilarityIndex(keys: HashedKeys(Array(0..<vectors.count)), features: vectors, normalisation: self, proximity: .none)
+        var parts = pairs.map { index.parts($0.0, $0.1) }
+        var column2 = parts.map(\.descriptors)
+        descriptorMedian = max(1e-6, Self.median(&column2))
+        column2 = parts.map(\.divergence)
+        divergenceMedian = max(1e-6, Self.median(&column2))
+        index = SimilarityIndex(keys: HashedKeys(Array(0..<vectors.count)), features: vectors, normalisation: self, proximity: .none)
+        parts = []
+        var distances = pairs.map { index.distance($0.0, $0.1) }
         halfSimilarDistance = max(1e-3, Self.median(&distances))
+    }
+
+    /// Up to 20,000 pairs: every track in turn, each with partners spread over the library (never itself).
+    static func pairs(_ n: Int) -> [(Int, Int)] {
+        (0..<min(20_000, n * (n - 1) / 2)).map { k in
+            let a = k % n
+            return (a, (a + 1 + Int((UInt64(k) &* 2_654_435_761) % UInt64(n - 1))) % n)
+        }
     }
 
     /// No scaling (a library of one track, which has no neighbours anyway).
     public static func identity(changeSequence: Int64) -> SimilarityNormalisation {
         SimilarityNormalisation(featuresVersion: SonicFeatures.version, changeSequence: changeSequence,
-                                median: .init(repeating: 0, count: SonicFeatures.dimension),
-                                scale: .init(repeating: 1, count: SonicFeatures.dimension), halfSimilarDistance: 1)
+                                median: .init(repeating: 0, count: SonicFeatures.descriptorCount),
+                                scale: .init(repeating: 1, count: SonicFeatures.descriptorCount),
+                                timbreCenter: .init(repeating: 0, count: TimbreGaussian.order),
+                                descriptorMedian: 1, divergenceMedian: 1, halfSimilarDistance: 1)
     }
 
     static func median(_ values: inout [Float]) -> Float {
@@ -74,55 +101,117 @@ public struct SimilarityNormalisation: Codable, Sendable, Equatable {
     }
 }
 
-/// Nearest tracks by sound, brute force over the normalised vectors in memory (100,000 tracks × 43
-/// components is 17 MB and one pass per query; an approximate index would pay off only well above a
-/// million tracks).
+/// Nearest tracks by sound, brute force over the library in memory (an approximate index would pay
+/// off only well above a million tracks).
 ///
-/// Distance: the groups (timbre, shape, tonal, rhythm, dynamics) each weigh `groupWeights`, spread
-/// over their components: d² = Σ_g w_g · mean over g's components of (z − z')². Similarity is
-/// 2^−(d / d½)², 1 for the same sound, ½ at the library's median distance.
+/// Distance: D² = a · SKL / median SKL + (1 − a) · d² / median d², where SKL is the symmetrised
+/// Kullback–Leibler divergence of the timbre Gaussians and d² = Σ_g w_g · mean over group g's
+/// descriptors of (z − z')². Neighbours are ranked by mutual proximity (Schnitzer et al. 2012): the
+/// chance that each of the two is nearer to the other than a track of the library drawn at random
+/// is, each track's distances taken as normal with the mean and spread of its distances to a sample
+/// of the library. That is also the similarity answered, in [0, 1]; a library's "average" tracks
+/// (hubs, near to everything) stop appearing in every list. docs/similarity.md gives the figures.
 public struct SimilarityIndex<Keys: SimilarityKeys>: Sendable {
     public typealias ID = Keys.Key
 
-    /// The groups' weights, chosen on the labelled dev set (docs/similarity.md).
-    public static var groupWeights: [SonicFeatures.Group: Float] {
-        [.timbre: 1, .shape: 1, .tonal: 0, .rhythm: 0.25, .dynamics: 0]
-    }
+    /// The descriptor groups' weights (`SimilarityModel`).
+    public static var groupWeights: [SonicFeatures.Group: Float] { SimilarityModel.groupWeights }
+    /// Tracks each track's distance statistics are measured against (mutual proximity).
+    static var proximitySample: Int { 256 }
+
+    /// Whether the tracks' distance statistics (mutual proximity) are measured: an index made only to
+    /// measure a library's normalisation needs none.
+    public enum Proximity: Sendable { case measured, none }
 
     /// Row i's name.
     public let keys: Keys
     public let normalisation: SimilarityNormalisation
-    /// Normalised vectors, one after another, each component already multiplied by √(its weight).
+    /// Normalised descriptors, `descriptorStride` per track (zero padded), each already multiplied
+    /// by √(its weight).
     private let vectors: [Float]
-    static var dimension: Int { SonicFeatures.dimension }
+    /// The timbre Gaussians as `TimbreDivergence` rows.
+    private let gaussians: [Float]
+    /// Per track: the mean and standard deviation of its distances to the proximity sample.
+    private var proximity: [Float]
+    package static var descriptorStride: Int { (SonicFeatures.descriptorCount + 7) / 8 * 8 }
+    private let divergenceFactor: Float, descriptorFactor: Float
 
     public init<Key>(rows: [(Key, SonicFeatures)], normalisation: SimilarityNormalisation) where Keys == HashedKeys<Key> {
         self.init(keys: HashedKeys(rows.map(\.0)), features: FeatureMatrix(rows.map(\.1)), normalisation: normalisation)
     }
 
-    /// `keys[i]` has the vector of row i of `features`; the matrix's storage becomes the index's
-    /// (normalised in place, no copy when the caller keeps no other reference).
+    /// `keys[i]` has the vector of row i of `features`.
     @_specialize(exported: true, where Keys == SortedPaths)
-    public init(keys: Keys, features: consuming FeatureMatrix, normalisation: SimilarityNormalisation) {
+    public init(keys: Keys, features: FeatureMatrix, normalisation: SimilarityNormalisation, proximity: Proximity = .measured) {
         precondition(keys.count == features.count)
         self.normalisation = normalisation
         self.keys = keys
-        var weights = [Float](repeating: 0, count: Self.dimension)
+        var weights = [Float](repeating: 0, count: SonicFeatures.descriptorCount)
         for group in SonicFeatures.Group.allCases {
             let w = (Self.groupWeights[group] ?? 0) / Float(group.count)
             for d in group.offset..<(group.offset + group.count) { weights[d] = w.squareRoot() }
         }
-        let dimension = Self.dimension, clip = SimilarityNormalisation.clip
-        var flat = features.takeValues()
-        flat.withUnsafeMutableBufferPointer { flat in
-            for i in 0..<keys.count {
-                for d in 0..<dimension {
-                    let z = (flat[i * dimension + d] - normalisation.median[d]) / normalisation.scale[d]
-                    flat[i * dimension + d] = min(max(z, -clip), clip) * weights[d]
+        let n = keys.count, dimension = SonicFeatures.dimension, stride = Self.descriptorStride
+        let descriptors = SonicFeatures.descriptorCount, clip = SimilarityNormalisation.clip
+        let rowLength = TimbreDivergence.rowLength
+        var vectors = [Float](repeating: 0, count: n * stride)
+        var gaussians = [Float](repeating: 0, count: n * rowLength)
+        features.values.withUnsafeBufferPointer { flat in
+            vectors.withUnsafeMutableBufferPointer { out in
+                for i in 0..<n {
+                    for d in 0..<descriptors {
+                        let z = (flat[i * dimension + d] - normalisation.median[d]) / normalisation.scale[d]
+                        out[i * stride + d] = min(max(z, -clip), clip) * weights[d]
+                    }
+                }
+            }
+            gaussians.withUnsafeMutableBufferPointer { out in
+                for i in 0..<n {
+                    let values = UnsafeBufferPointer(rebasing: flat[(i * dimension + descriptors)..<((i + 1) * dimension)])
+                    // A covariance that is not positive definite cannot come from a scan (the ridge);
+                    // a zero row then leaves the track to its descriptors.
+                    _ = TimbreDivergence.row(values, center: normalisation.timbreCenter,
+                                             into: UnsafeMutableBufferPointer(rebasing: out[(i * rowLength)..<((i + 1) * rowLength)]))
                 }
             }
         }
-        vectors = flat
+        self.vectors = vectors
+        self.gaussians = gaussians
+        divergenceFactor = SimilarityModel.timbreShare / normalisation.divergenceMedian
+        descriptorFactor = (1 - SimilarityModel.timbreShare) / normalisation.descriptorMedian
+        self.proximity = [Float](repeating: 1, count: 2 * n)
+        if proximity == .measured && SimilarityModel.mutualProximity { self.proximity = measureProximity() }
+    }
+
+    /// Each track's mean and standard deviation of its distances to the sample: min(n, 256) tracks
+    /// spread evenly over the index (itself left out).
+    private func measureProximity() -> [Float] {
+        let n = keys.count
+        guard n >= 2 else { return [Float](repeating: 1, count: 2 * n) }
+        let count = min(n, Self.proximitySample)
+        let sample = (0..<count).map { $0 * n / count }
+        nonisolated(unsafe) let out = UnsafeMutableBufferPointer<Float>.allocate(capacity: 2 * n)
+        defer { out.deallocate() }
+        let chunk = 512
+        DispatchQueue.concurrentPerform(iterations: (n + chunk - 1) / chunk) { c in
+            let query = UnsafeMutablePointer<Float>.allocate(capacity: TimbreDivergence.rowLength)
+            defer { query.deallocate() }
+            for i in (c * chunk)..<min(n, (c + 1) * chunk) {
+                let a = prepare(i, query)
+                var sum = 0.0, squares = 0.0, seen = 0
+                for j in sample where j != i {
+                    let d = Double(distance(i, query: query, queryA: a, j))
+                    sum += d
+                    squares += d * d
+                    seen += 1
+                }
+                let mean = sum / Double(seen)
+                out[2 * i] = Float(mean)
+                // A floor: a track at one distance from every other still ranks.
+                out[2 * i + 1] = Float(max(squares / Double(seen) - mean * mean, 1e-12).squareRoot())
+            }
+        }
+        return Array(out)
     }
 
     public var count: Int { keys.count }
@@ -132,25 +221,94 @@ public struct SimilarityIndex<Keys: SimilarityKeys>: Sendable {
     @_specialize(exported: true, where Keys == SortedPaths)
     public func position(of id: ID) -> Int? { keys.position(of: id) }
 
-    package func distance(_ a: Int, _ b: Int) -> Float {
-        vectors.withUnsafeBufferPointer { distance(a, toPoint: $0.baseAddress! + b * Self.dimension) }
-    }
-
-    /// From track `a` to a point of the normalised, weighted space (`dimension` values).
-    package func distance(_ a: Int, toPoint point: UnsafePointer<Float>) -> Float {
-        vectors.withUnsafeBufferPointer { v in
-            var sum: Float = 0
-            for d in 0..<Self.dimension {
-                let x = v[a * Self.dimension + d] - point[d]
-                sum += x * x
-            }
-            return sum.squareRoot()
+    /// Writes row `i`'s query form into `query`; returns its `a`.
+    private func prepare(_ i: Int, _ query: UnsafeMutablePointer<Float>) -> Float {
+        gaussians.withUnsafeBufferPointer { g in
+            let row = g.baseAddress! + i * TimbreDivergence.rowLength
+            TimbreDivergence.query(row, into: query)
+            return TimbreDivergence.a(row)
         }
     }
 
-    public func similarity(distance: Float) -> Double {
-        let ratio = Double(distance / normalisation.halfSimilarDistance)
-        return pow(2, -ratio * ratio)
+    /// The squared descriptor distance and the divergence of two tracks, each on its own scale.
+    package func parts(_ a: Int, _ b: Int) -> (descriptors: Float, divergence: Float) {
+        var query = [Float](repeating: 0, count: TimbreDivergence.rowLength)
+        return query.withUnsafeMutableBufferPointer { query in
+            let qa = prepare(a, query.baseAddress!)
+            return gaussians.withUnsafeBufferPointer { g in
+                vectors.withUnsafeBufferPointer { v in
+                    (SIMDMath.squaredDistance(v.baseAddress! + a * Self.descriptorStride, v.baseAddress! + b * Self.descriptorStride, count: Self.descriptorStride),
+                     TimbreDivergence.divergence(query: query.baseAddress!, queryA: qa, row: g.baseAddress! + b * TimbreDivergence.rowLength))
+                }
+            }
+        }
+    }
+
+    /// The distance D from the prepared query of track `a` to track `b`.
+    @inline(__always)
+    private func distance(_ a: Int, query: UnsafePointer<Float>, queryA: Float, _ b: Int) -> Float {
+        gaussians.withUnsafeBufferPointer { g in
+            vectors.withUnsafeBufferPointer { v in
+                let skl = TimbreDivergence.divergence(query: query, queryA: queryA, row: g.baseAddress! + b * TimbreDivergence.rowLength)
+                guard descriptorFactor != 0 else { return (divergenceFactor * skl).squareRoot() }
+                let d = SIMDMath.squaredDistance(v.baseAddress! + a * Self.descriptorStride, v.baseAddress! + b * Self.descriptorStride, count: Self.descriptorStride)
+                return (descriptorFactor * d + divergenceFactor * skl).squareRoot()
+            }
+        }
+    }
+
+    package func distance(_ a: Int, _ b: Int) -> Float {
+        var query = [Float](repeating: 0, count: TimbreDivergence.rowLength)
+        return query.withUnsafeMutableBufferPointer { query in
+            let qa = prepare(a, query.baseAddress!)
+            return distance(a, query: query.baseAddress!, queryA: qa, b)
+        }
+    }
+
+    /// From track `a` to a point of the normalised, weighted descriptor space (`descriptorStride`
+    /// values): the sonic path moves through the descriptors, where a point between two tracks exists.
+    package func descriptorDistance(_ a: Int, toPoint point: UnsafePointer<Float>) -> Float {
+        vectors.withUnsafeBufferPointer { v in
+            SIMDMath.squaredDistance(v.baseAddress! + a * Self.descriptorStride, point, count: Self.descriptorStride).squareRoot()
+        }
+    }
+
+    /// The descriptors' own similarity, 2^−(d / d½)² with d½ their median distance: what the
+    /// same-recording test reads (a copy or transcode has the same descriptors to within rounding).
+    public func descriptorSimilarity(_ a: ID, _ b: ID) -> Double? {
+        guard let i = keys.position(of: a), let j = keys.position(of: b) else { return nil }
+        return descriptorSimilarity(i, j)
+    }
+
+    package func descriptorSimilarity(_ a: Int, _ b: Int) -> Double {
+        let d2 = vectors.withUnsafeBufferPointer { v in
+            SIMDMath.squaredDistance(v.baseAddress! + a * Self.descriptorStride, v.baseAddress! + b * Self.descriptorStride, count: Self.descriptorStride)
+        }
+        return pow(2, -Double(d2 / normalisation.descriptorMedian))
+    }
+
+    /// Mutual proximity of two tracks at distance `d`: the chance that each is nearer the other than
+    /// a random track of the library is (normal approximations of their distances to the sample).
+    @inline(__always)
+    private func mutualProximity(_ a: Int, _ b: Int, _ d: Float) -> Float {
+        proximity.withUnsafeBufferPointer { p in
+            let za = (d - p[2 * a]) / p[2 * a + 1], zb = (d - p[2 * b]) / p[2 * b + 1]
+            return 0.25 * erfc(za * 0.70710678) * erfc(zb * 0.70710678)
+        }
+    }
+
+    /// Similarity of two rows at distance `d`: their mutual proximity (1 for a pair nearer each other
+    /// than to anything else, ¼ for a pair at both tracks' mean distance, towards 0 for the most
+    /// different); without it, 2^−(d / d½)² (½ at the library's median distance).
+    @inline(__always)
+    private func similarity(_ a: Int, _ b: Int, _ d: Float) -> Float {
+        if SimilarityModel.mutualProximity { return mutualProximity(a, b, d) }
+        let ratio = d / normalisation.halfSimilarDistance
+        return exp2(-ratio * ratio)
+    }
+
+    package func similarity(_ a: Int, _ b: Int) -> Double {
+        a == b ? 1 : Double(similarity(a, b, distance(a, b)))
     }
 
     public struct Neighbour: Sendable, Equatable {
@@ -165,22 +323,28 @@ public struct SimilarityIndex<Keys: SimilarityKeys>: Sendable {
         }
     }
 
-    /// The `count` nearest to `id`, nearest first, never `id` itself; nil when `id` has no vector.
+    /// The `count` most similar to `id`, most similar first, never `id` itself; nil when `id` has
+    /// no vector.
     @_specialize(exported: true, where Keys == SortedPaths)
     public func nearest(to id: ID, count: Int, excluding excluded: Set<ID> = []) -> [Neighbour]? {
         guard let query = keys.position(of: id) else { return nil }
         let skipped = Set(excluded.compactMap(keys.position(of:)))
-        var best: [(Float, Int)] = []
+        var best: [(Float, Float, Int)] = []     // (similarity, distance, row), most similar first
         best.reserveCapacity(count + 1)
-        for i in 0..<keys.count where i != query && (skipped.isEmpty || !skipped.contains(i)) {
-            let d = distance(query, i)
-            if best.count < count || d < best[best.count - 1].0 {
-                let at = best.firstIndex { d < $0.0 } ?? best.count
-                best.insert((d, i), at: at)
-                if best.count > count { best.removeLast() }
+        var form = [Float](repeating: 0, count: TimbreDivergence.rowLength)
+        form.withUnsafeMutableBufferPointer { form in
+            let qa = prepare(query, form.baseAddress!)
+            for i in 0..<keys.count where i != query && (skipped.isEmpty || !skipped.contains(i)) {
+                let d = distance(query, query: form.baseAddress!, queryA: qa, i)
+                let s = similarity(query, i, d)
+                if best.count < count || s > best[best.count - 1].0 {
+                    let at = best.firstIndex { s > $0.0 } ?? best.count
+                    best.insert((s, d, i), at: at)
+                    if best.count > count { best.removeLast() }
+                }
             }
         }
-        return best.map { Neighbour(id: keys[$0.1], similarity: similarity(distance: $0.0), distance: $0.0) }
+        return best.map { Neighbour(id: keys[$0.2], similarity: Double($0.0), distance: $0.1) }
     }
 
     /// A sonic path: `steps` tracks from `from` to `to` (both included), each between the track
@@ -201,7 +365,7 @@ public struct SimilarityIndex<Keys: SimilarityKeys>: Sendable {
     @_specialize(exported: true, where Keys == SortedPaths)
     public func path(from: ID, to: ID, steps: Int, allowedRow allowed: (Int) -> Bool) -> [Neighbour]? {
         guard let a = keys.position(of: from), let b = keys.position(of: to), steps >= 2 else { return nil }
-        let n = keys.count, dimension = Self.dimension
+        let n = keys.count, dimension = Self.descriptorStride
         var norm = [Double](repeating: 0, count: n), dotA = norm, dotB = norm
         vectors.withUnsafeBufferPointer { v in
             let va = v.baseAddress! + a * dimension, vb = v.baseAddress! + b * dimension
@@ -261,7 +425,7 @@ public struct SimilarityIndex<Keys: SimilarityKeys>: Sendable {
                     point.withUnsafeBufferPointer { p in
                         for at in first..<pool.count where !refused[at] {
                             if pool[at].0 > limit { break }
-                            if exact[at].isNaN { exact[at] = distance(pool[at].1, toPoint: p.baseAddress!) }
+                            if exact[at].isNaN { exact[at] = descriptorDistance(pool[at].1, toPoint: p.baseAddress!) }
                             // The nearest, ties to the first in the index, as a direct scan picks.
                             if let n = nearest, exact[at] > exact[n] || (exact[at] == exact[n] && pool[at].1 > pool[n].1) { continue }
                             nearest = at
@@ -276,9 +440,9 @@ public struct SimilarityIndex<Keys: SimilarityKeys>: Sendable {
                 }
             }
             guard let chosen else { break }
-            result.append(Neighbour(id: keys[chosen], similarity: similarity(distance: distance(a, chosen)), distance: distance(a, chosen)))
+            result.append(Neighbour(id: keys[chosen], similarity: similarity(a, chosen), distance: distance(a, chosen)))
         }
-        result.append(Neighbour(id: to, similarity: similarity(distance: distance(a, b)), distance: distance(a, b)))
+        result.append(Neighbour(id: to, similarity: similarity(a, b), distance: distance(a, b)))
         return result
     }
 

@@ -1,12 +1,13 @@
 import Foundation
 
-/// A track's sound in a few dozen numbers, for "more like this": means and spreads over the whole
-/// track of its timbre, spectral shape, tonal content, rhythm and dynamics (docs/similarity.md lists
-/// each component with its unit). Every component is finite; a track without enough sound has none.
+/// A track's sound in numbers, for "more like this": means and spreads over the whole track of its
+/// timbre, spectral shape, tonal content, rhythm and dynamics (the descriptors), then its timbre as
+/// one Gaussian (`TimbreGaussian`). docs/similarity.md lists each component with its unit. Every
+/// component is finite; a track without enough sound has none.
 public struct SonicFeatures: Sendable, Equatable {
     /// Bumped whenever a component's definition changes: stored vectors of another version are
     /// computed again (and only those).
-    public static let version = 1
+    public static let version = 2
 
     /// The feature groups, in vector order, and how many components each has.
     public enum Group: String, CaseIterable, Sendable {
@@ -26,7 +27,13 @@ public struct SonicFeatures: Sendable, Equatable {
         public var offset: Int { Group.allCases.prefix { $0 != self }.reduce(0) { $0 + $1.count } }
     }
 
-    public static var dimension: Int { Group.allCases.reduce(0) { $0 + $1.count } }
+    /// The descriptors (the groups' components), each stored as Float32 and z-scored over the library.
+    public static let descriptorCount = Group.allCases.reduce(0) { $0 + $1.count }
+    /// Every value: the descriptors, then the timbre Gaussian's mean and covariance (stored as Float16:
+    /// the divergences it gives differ from Float32's by less than docs/similarity.md's measured bound).
+    public static let dimension = descriptorCount + TimbreGaussian.count
+    /// Bytes of a stored vector.
+    public static let storedBytes = descriptorCount * 4 + TimbreGaussian.count * 2
 
     public var values: [Float]
 
@@ -35,12 +42,47 @@ public struct SonicFeatures: Sendable, Equatable {
         self.values = values
     }
 
-    /// The vector as stored: little-endian Float32, preceded by nothing (its version is stored beside it).
-    public var data: Data {
-        var out = Data(capacity: values.count * 4)
-        for value in values { withUnsafeBytes(of: value.bitPattern.littleEndian) { out.append(contentsOf: $0) } }
+    /// Descriptors (`descriptorCount`), then the timbre Gaussian: its mean (`TimbreGaussian.order`)
+    /// and its covariance's upper triangle, row by row (`TimbreGaussian.triangle`).
+    public init(descriptors: [Float], timbreMean: [Float], timbreCovariance: [Float]) {
+        precondition(descriptors.count == Self.descriptorCount && timbreMean.count == TimbreGaussian.order
+            && timbreCovariance.count == TimbreGaussian.triangle)
+        self.init(values: descriptors + timbreMean + timbreCovariance)
+    }
+
+    /// Descriptors with an isotropic timbre Gaussian (variance `timbreVariance` per coefficient): a
+    /// synthetic track whose timbre is only its mean.
+    public init(descriptors: [Float], timbreMean: [Float], timbreVariance: Float = 0.01) {
+        var covariance: [Float] = []
+        for i in 0..<TimbreGaussian.order { for j in i..<TimbreGaussian.order { covariance.append(i == j ? timbreVariance : 0) } }
+        self.init(descriptors: descriptors, timbreMean: timbreMean, timbreCovariance: covariance)
+    }
+
+    /// Another sound near this one (synthetic libraries): each descriptor and timbre mean scaled by
+    /// its own random factor within 1 ± `fraction`, the covariance by one (so it stays positive definite).
+    public func perturbed(by fraction: Float, using random: inout some RandomNumberGenerator) -> SonicFeatures {
+        let split = Self.descriptorCount + TimbreGaussian.order
+        var values = self.values
+        for i in 0..<split { values[i] *= Float.random(in: (1 - fraction)...(1 + fraction), using: &random) }
+        let factor = Float.random(in: (1 - fraction)...(1 + fraction), using: &random)
+        for i in split..<values.count { values[i] *= factor }
+        return SonicFeatures(values: values)
+    }
+
+    /// The vector as stored: the descriptors as little-endian Float32, the Gaussian as little-endian
+    /// Float16, preceded by nothing (its version is stored beside it).
+    public var data: Data { Self.stored(values[...]) }
+
+    static func stored(_ values: ArraySlice<Float>) -> Data {
+        var out = Data(capacity: storedBytes)
+        let split = values.startIndex + descriptorCount
+        for value in values[..<split] { withUnsafeBytes(of: value.bitPattern.littleEndian) { out.append(contentsOf: $0) } }
+        for value in values[split...] { withUnsafeBytes(of: Half.bits(value).littleEndian) { out.append(contentsOf: $0) } }
         return out
     }
+
+    /// The values as a stored vector reads back (the Gaussian rounded to Float16).
+    public var stored: SonicFeatures { SonicFeatures(data: data)! }
 
     /// A stored vector; nil when its length or any value is not what this version writes.
     public init?(data: Data) {
@@ -68,16 +110,21 @@ public struct FeatureMatrix: Sendable, Equatable {
     /// Appends a vector as stored (`SonicFeatures.data`); false, appending nothing, when its length
     /// or any value is not what this version writes.
     public mutating func append(stored raw: UnsafeRawBufferPointer) -> Bool {
-        let dimension = SonicFeatures.dimension
-        guard raw.count == dimension * 4 else { return false }
+        let descriptors = SonicFeatures.descriptorCount
+        guard raw.count == SonicFeatures.storedBytes else { return false }
         let start = values.count
-        values.append(contentsOf: repeatElement(0, count: dimension))
+        values.append(contentsOf: repeatElement(0, count: SonicFeatures.dimension))
         let finite = values.withUnsafeMutableBufferPointer { row in
             var finite = true
-            for i in 0..<dimension {
+            for i in 0..<descriptors {
                 let value = Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self)))
                 finite = finite && value.isFinite
                 row[start + i] = value
+            }
+            for i in 0..<TimbreGaussian.count {
+                let value = Half.value(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: descriptors * 4 + i * 2, as: UInt16.self)))
+                finite = finite && value.isFinite
+                row[start + descriptors + i] = value
             }
             return finite
         }
@@ -101,6 +148,11 @@ public struct FeatureMatrix: Sendable, Equatable {
         return self
     }
 
+    /// Row `row` as stored (`SonicFeatures.data`).
+    public func stored(_ row: Int) -> Data {
+        SonicFeatures.stored(values[(row * SonicFeatures.dimension)..<((row + 1) * SonicFeatures.dimension)])
+    }
+
     /// Component `component` of row `row`.
     public func value(_ row: Int, _ component: Int) -> Float { values[row * SonicFeatures.dimension + component] }
 }
@@ -122,8 +174,8 @@ public final class SonicFeatureAccumulator {
     private let bands: BandMapper
     private let bandCount = 24
     private let silencePower: Float
-    /// DCT-II rows for cepstrum coefficients 1…12 over the log band powers.
-    private let dct: [Float]
+    /// The timbre Gaussian's moments; its cepstra's first twelve are the timbre group's too.
+    private let timbre = TimbreGaussianAccumulator()
     /// Each bin's pitch class (−1 outside 55 Hz–5 kHz).
     private let pitchClass: [Int]
     /// The bins each contrast octave spans (62.5 Hz … 4 kHz … 8 kHz).
@@ -134,6 +186,8 @@ public final class SonicFeatureAccumulator {
     /// The bins between 55 Hz and 5 kHz (those with a pitch class).
     private let tonalBins: Range<Int>
 
+    /// Sees each measured spectrum's log band powers (for fitting; nil in a scan).
+    weak var observer: OnsetBandObserver?
     private var hop = 0
     private var frames = 0
     private var cepstrumSum = [Double](repeating: 0, count: cepstrumCount)
@@ -157,11 +211,6 @@ public final class SonicFeatureAccumulator {
         binHz = Float(sampleRate) / Float(fftSize)
         bands = BandMapper(bandCount: bandCount, minHz: 50, maxHz: min(10_000, Double(sampleRate) / 2), fftSize: fftSize, sampleRate: sampleRate)
         silencePower = fullScalePower * pow(10, Self.silenceDBFS / 10)
-        var rows: [Float] = []
-        for k in 1...Self.cepstrumCount {
-            for b in 0..<bandCount { rows.append(Float(cos(Double.pi * Double(k) * (Double(b) + 0.5) / Double(bandCount)))) }
-        }
-        dct = rows
         pitchClass = (0..<(fftSize / 2 + 1)).map { bin in
             let hz = Double(bin) * Double(sampleRate) / Double(fftSize)
             guard hz >= 55, hz <= 5000 else { return -1 }
@@ -212,10 +261,10 @@ public final class SonicFeatureAccumulator {
             logBandSum += logBands[b]
             bandSum += bandPower[b] + total * 1e-9
         }
+        observer?.observe(timbreBands: UnsafeBufferPointer(start: logBands, count: bandCount))
+        timbre.add(logBands: logBands)
         for k in 0..<Self.cepstrumCount {
-            var c: Float = 0
-            for b in 0..<bandCount { c += dct[k * bandCount + b] * logBands[b] }
-            c /= Float(bandCount)
+            let c = timbre.cepstrum[k]
             cepstrumSum[k] += Double(c)
             cepstrumSquares[k] += Double(c * c)
         }
@@ -279,6 +328,7 @@ public final class SonicFeatureAccumulator {
         let soundSeconds = max(hopSeconds, Double(soundHops) * hopSeconds)
         values += [bpm.map { log2($0) } ?? 0, tempoConfidence, Double(onsets) / soundSeconds]
         values += [loudnessRange ?? 0, spread(levelSum, levelSquares)]
+        values += timbre.values() ?? []
         let floats = values.map { Float($0.isFinite ? $0 : 0) }
         return SonicFeatures(values: floats)
     }

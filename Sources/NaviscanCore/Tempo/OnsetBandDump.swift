@@ -1,18 +1,22 @@
 import Foundation
 
 /// Writes the onset front end's band levels to a file for the tempo-model scripts
-/// (scripts/lab/tempo-model): little-endian Float32, hops × bands, in the order `OnsetEnvelope` makes
-/// them. The file appears under its name only when `close()` succeeds (temp name, sync, rename).
+/// (scripts/lab/tempo-model), or the similarity features' log band powers for
+/// scripts/similarity-model: little-endian Float32, hops (or measured spectra) × bands, in the order
+/// they are made. The file appears under its name only when `close()` succeeds (temp name, sync, rename).
 public final class OnsetBandDump: OnsetBandObserver {
+    public enum Stream: Sendable { case onsetLevels, timbreBands }
     public let path: String
+    public let stream: Stream
     private let temporaryPath: String
     private let handle: FileHandle
     private var buffer: [Float] = []
     private var failure: Error?
     private static let flushCount = 1 << 16
 
-    public init(path: String) throws {
+    public init(path: String, stream: Stream = .onsetLevels) throws {
         self.path = path
+        self.stream = stream
         temporaryPath = path + ".tmp-\(ProcessInfo.processInfo.processIdentifier)"
         guard FileManager.default.createFile(atPath: temporaryPath, contents: nil) else {
             throw OnsetBandDumpError(description: "cannot create \(temporaryPath): check that its folder exists and is writable")
@@ -22,7 +26,15 @@ public final class OnsetBandDump: OnsetBandObserver {
     }
 
     public func observe(levels: UnsafeBufferPointer<Float>) {
-        buffer.append(contentsOf: levels)
+        if stream == .onsetLevels { append(levels) }
+    }
+
+    public func observe(timbreBands: UnsafeBufferPointer<Float>) {
+        if stream == .timbreBands { append(timbreBands) }
+    }
+
+    private func append(_ values: UnsafeBufferPointer<Float>) {
+        buffer.append(contentsOf: values)
         if buffer.count >= Self.flushCount { flush() }
     }
 

@@ -120,6 +120,7 @@ public final class OnsetEnvelope {
             for k in 0...(config.fftSize / 2) { total += power[k] }
             if measuresFeatures {
                 features = SonicFeatureAccumulator(fftSize: config.fftSize, sampleRate: config.rate, fullScalePower: total)
+                features?.observer = observer
             }
             if measuresKey {
                 key = KeyChroma(fftSize: config.fftSize, sampleRate: config.rate, hopSeconds: 1 / config.frameRate, fullScalePower: total)
@@ -193,6 +194,13 @@ public final class OnsetEnvelope {
 /// scripts/lab/tempo-model). `levels` is only valid during the call.
 public protocol OnsetBandObserver: AnyObject {
     func observe(levels: UnsafeBufferPointer<Float>)
+    /// The similarity features' log10 band powers of one measured spectrum (for fitting the
+    /// similarity model: scripts/similarity-model).
+    func observe(timbreBands: UnsafeBufferPointer<Float>)
     /// The track has ended.
     func finish()
+}
+
+extension OnsetBandObserver {
+    public func observe(timbreBands: UnsafeBufferPointer<Float>) {}
 }

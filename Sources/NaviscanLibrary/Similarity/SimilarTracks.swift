@@ -25,7 +25,7 @@ public struct SimilarTracks: Sendable {
     /// One track of an answer.
     public struct Match: Sendable, Equatable {
         public var relativePath: String
-        /// In [0, 1]: 1 for the same sound (see `SimilarityIndex`).
+        /// In [0, 1]: mutual proximity (see `SimilarityIndex`); 1 for the same recording.
         public var similarity: Double
         /// The same recording as the query in another file (same sound, same length).
         public var duplicate: Bool
@@ -35,7 +35,8 @@ public struct SimilarTracks: Sendable {
         public var key: MusicalKey?
     }
 
-    /// Similarity at or above which two tracks of the same length are the same recording.
+    /// Descriptor similarity (`SimilarityIndex.descriptorSimilarity`) at or above which two tracks of
+    /// the same length and tempo are the same recording.
     public static let duplicateSimilarity = 0.99
 
     public let index: SimilarityIndex<SortedPaths>
@@ -79,7 +80,9 @@ public struct SimilarTracks: Sendable {
     private func match(_ neighbour: SimilarityIndex<SortedPaths>.Neighbour, query: String) -> Match {
         let duration = index.position(of: neighbour.id).map { durations[$0] } ?? 0
         let duplicate = neighbour.id != query && isSameRecording(neighbour.id, query)
-        return Match(relativePath: neighbour.id, similarity: (neighbour.similarity * 1000).rounded() / 1000, duplicate: duplicate,
+        // The same recording is the same sound, whatever the library around it makes of its distance.
+        let similarity = duplicate ? 1 : (neighbour.similarity * 1000).rounded() / 1000
+        return Match(relativePath: neighbour.id, similarity: similarity, duplicate: duplicate,
                      duration: duration, tags: tags(neighbour.id), key: key(neighbour.id))
     }
 
@@ -148,7 +151,7 @@ public struct SimilarTracks: Sendable {
         return tracks.map { match($0, query: from) }
     }
 
-    /// The same recording: the same sound (similarity ≥ 0.99), the same length (±0.5 s: an
+    /// The same recording: the same sound (descriptor similarity ≥ 0.99), the same length (±0.5 s: an
     /// encoder's padding) and the same tempo (±1 %): tracks of one band and kit at other tempi are
     /// as alike in sound, not in tempo.
     private func isSameRecording(_ a: String, _ b: String) -> Bool {
@@ -158,7 +161,7 @@ public struct SimilarTracks: Sendable {
 
     /// The same, for rows of the index.
     private func isSameRecording(_ x: Int, _ y: Int) -> Bool {
-        x == y || (index.similarity(distance: index.distance(x, y)) >= Self.duplicateSimilarity && abs(durations[x] - durations[y]) <= 0.5
+        x == y || (index.descriptorSimilarity(x, y) >= Self.duplicateSimilarity && abs(durations[x] - durations[y]) <= 0.5
             && abs(tempi[x] - tempi[y]) < 0.015)
     }
 

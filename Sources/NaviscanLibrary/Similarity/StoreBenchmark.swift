@@ -20,8 +20,7 @@ public enum StoreBenchmark {
         var batch: [StoreChange] = []
         for k in 0..<count {
             var row = originals[k % originals.count]
-            let values = SonicFeatures(data: row.features!)!.values
-            row.features = SonicFeatures(values: values.map { $0 * Float.random(in: 0.95...1.05, using: &random) }).data
+            row.features = SonicFeatures(data: row.features!)!.perturbed(by: 0.05, using: &random).data
             row.tags = tags[row.relativePath]
             row.relativePath = "Copies/\(k / originals.count)/" + row.relativePath
             row.key = OutputLayout.key(forRelativePath: row.relativePath)

@@ -8,7 +8,7 @@ struct SimilarityIndexPathTests {
     /// still unused and allowed to the step's point, the nearest taken (ties to the first).
     static func reference(_ index: SimilarityIndex<HashedKeys<Int>>, _ features: [SonicFeatures], from a: Int, to b: Int, steps: Int,
                           allowed: (Int) -> Bool) -> [Int] {
-        let dimension = SonicFeatures.dimension, n = index.normalisation
+        let dimension = SonicFeatures.descriptorCount, n = index.normalisation
         // The normalised vector with each component times √(its group's weight per component), as the index defines it.
         var weights = [Float](repeating: 0, count: dimension)
         for group in SonicFeatures.Group.allCases {
@@ -20,10 +20,12 @@ struct SimilarityIndexPathTests {
         var path = [a]
         for step in 1..<(steps - 1) {
             let t = Float(step) / Float(steps - 1)
+            // Zero padded to the index's stride, as its rows are.
             let point = (0..<dimension).map { va[$0] * (1 - t) + vb[$0] * t }
+                + [Float](repeating: 0, count: SimilarityIndex<HashedKeys<Int>>.descriptorStride - dimension)
             var best: (Float, Int)?
             for i in 0..<index.count where !used.contains(i) && allowed(i) {
-                let d = point.withUnsafeBufferPointer { index.distance(i, toPoint: $0.baseAddress!) }
+                let d = point.withUnsafeBufferPointer { index.descriptorDistance(i, toPoint: $0.baseAddress!) }
                 if best == nil || d < best!.0 { best = (d, i) }
             }
             guard let (_, chosen) = best else { break }
@@ -36,12 +38,12 @@ struct SimilarityIndexPathTests {
     @Test("The same tracks in the same order as a direct scan, with exact duplicates (ties), a refused set, and more steps than tracks")
     func matchesDirectScan() throws {
         var random = SeededGenerator(seed: 51)
-        let dimension = SonicFeatures.dimension
+        let dimension = SonicFeatures.descriptorCount
         let centres = (0..<8).map { _ in (0..<dimension).map { _ in Float.random(in: 0...10, using: &random) } }
         var vectors = (0..<240).map { i in centres[i % 8].map { $0 + Float.random(in: -1.5...1.5, using: &random) } }
         // Exact copies: equal distances, where the first must win.
         vectors += vectors.prefix(24)
-        let features = vectors.map(SonicFeatures.init(values:))
+        let features = vectors.map { SonicFeatures(descriptors: $0, timbreMean: Array($0.prefix(TimbreGaussian.order))) }
         let normalisation = try #require(SimilarityNormalisation(measuring: features, changeSequence: 1))
         let index = SimilarityIndex(rows: features.enumerated().map { ($0.offset, $0.element) }, normalisation: normalisation)
         let refused = { (i: Int) in i % 7 == 3 }
@@ -59,12 +61,12 @@ extension SimilarityIndexPathTests {
     @Test("Thousands of refusals per step (a library's copies of one recording): still the direct scan's path")
     func manyRefusals() throws {
         var random = SeededGenerator(seed: 52)
-        let dimension = SonicFeatures.dimension
+        let dimension = SonicFeatures.descriptorCount
         let base = (0..<dimension).map { _ in Float.random(in: 0...10, using: &random) }
         // 3,000 near copies of one sound and a few others: only every 700th track may be chosen.
         var vectors = (0..<3000).map { _ in base.map { $0 + Float.random(in: -0.05...0.05, using: &random) } }
         vectors += (0..<40).map { _ in (0..<dimension).map { _ in Float.random(in: 0...10, using: &random) } }
-        let features = vectors.map(SonicFeatures.init(values:))
+        let features = vectors.map { SonicFeatures(descriptors: $0, timbreMean: Array($0.prefix(TimbreGaussian.order))) }
         let normalisation = try #require(SimilarityNormalisation(measuring: features, changeSequence: 1))
         let index = SimilarityIndex(rows: features.enumerated().map { ($0.offset, $0.element) }, normalisation: normalisation)
         let allowed = { (i: Int) in i % 700 == 0 || i >= 3000 }

@@ -32,7 +32,7 @@ struct StageVersionTests {
         try queue.write { try $0.execute(sql: statement, arguments: arguments) }
     }
 
-    @Test("A store written by 0.5.9 is migrated in place and only the key stage, new since, runs: frames, waveforms and every other profile value as they were; then nothing")
+    @Test("A store written by 0.5.9 is migrated in place and only the stages new or changed since run (key, similarity features): frames, waveforms and every other profile value as they were; then nothing")
     func storeOf059() throws {
         let scratch = try FixturePaths.makeTemporaryDirectory(prefix: "naviscan-059")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
@@ -55,7 +55,8 @@ struct StageVersionTests {
         let before = try Self.outputs(data)
         #expect(before.count == 12)
         let vector = try DatabaseQueue(path: database).read { try Data.fetchOne($0, sql: "SELECT features FROM track WHERE relative_path = 'Album/three.ogg'") }
-        #expect(vector?.count == 4 * SonicFeatures.dimension)
+        // 0.5.9's vector: the descriptors alone, as Float32.
+        #expect(vector?.count == 4 * SonicFeatures.descriptorCount)
 
         let run = try NaviscanProcess.run(["scan", library, "--out", data, "--json"])
         // Its one track that does not decode failed before: known, not retried, not a new failure.
@@ -64,7 +65,7 @@ struct StageVersionTests {
         #expect(summary["analysed"] as? Int == 3 && summary["failed"] as? Int == 1, "\(summary)")
         let work = summary["work"] as? [String: Any]
         let partial = work?["partial"] as? [[String: Any]]
-        #expect(work?["whole"] as? Int == 0 && partial?.count == 1 && partial?.first?["stages"] as? [String] == ["key"]
+        #expect(work?["whole"] as? Int == 0 && partial?.count == 1 && partial?.first?["stages"] as? [String] == ["features", "key"]
                 && partial?.first?["tracks"] as? Int == 3, "\(summary)")
         let after = try Self.outputs(data)
         #expect(Set(after.keys) == Set(before.keys))
@@ -88,11 +89,20 @@ struct StageVersionTests {
         #expect(second["analysed"] as? Int == 0 && second["unchanged"] as? Int == 3, "\(second)")
         let store = try LibraryStore.readOnly(path: database)
         let rows = try store.allTracks()
-        // The vectors moved to their own table, byte for byte.
+        // The vector was measured again with its timbre Gaussian; the descriptors are 0.5.9's.
         #expect(try store.featureRows().map(\.relativePath) == ["Album/three.ogg"])
-        #expect(rows.first { $0.relativePath == "Album/three.ogg" }?.features == vector)
+        let measured = try #require(rows.first { $0.relativePath == "Album/three.ogg" }?.features.flatMap(SonicFeatures.init(data:)))
+        let old = try #require(vector).withUnsafeBytes { raw in
+            (0..<SonicFeatures.descriptorCount).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))) }
+        }
+        for (i, (x, y)) in zip(old, measured.values).enumerated() {
+            // The loudness range comes from the stored profile, which keeps it to 0.01.
+            let fromProfile = i == SonicFeatures.Group.dynamics.offset
+            #expect(abs(x - y) <= (fromProfile ? 0.006 : 1e-4 * max(1, abs(x))), "component \(i): \(x) then \(y)")
+        }
         var withKey = StageVersions.release059
         withKey[.key] = KeyDetector.version
+        withKey[.features] = SonicFeatures.version
         #expect(rows.count == 4 && rows.allSatisfy { $0.stageVersions == withKey.description },
                 "\(rows.map { ($0.relativePath, $0.analyzerVersion, $0.stageVersions ?? "nil") })")
     }

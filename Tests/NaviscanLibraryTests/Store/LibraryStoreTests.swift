@@ -70,7 +70,8 @@ struct LibraryStoreTests {
         for (i, path) in paths.enumerated() {
             var record = storedTrack(path)
             record.duration = Double(100 + i)
-            record.features = SonicFeatures(values: (0..<SonicFeatures.dimension).map { Float(i * 100 + $0) }).data
+            record.features = SonicFeatures(descriptors: (0..<SonicFeatures.descriptorCount).map { Float(i * 100 + $0) },
+                                            timbreMean: (0..<TimbreGaussian.order).map { Float(i + $0) / 10 }).data
             records.append(record)
         }
         // A track without a vector, named like one with: "ö" decomposed, before the composed in bytes.
@@ -79,7 +80,7 @@ struct LibraryStoreTests {
         missing.features = records[0].features
         stale.features = records[0].features
         stale.featuresVersion = SonicFeatures.version + 1
-        damaged.features = Data(repeating: 0xFF, count: SonicFeatures.dimension * 4) // NaNs
+        damaged.features = Data(repeating: 0xFF, count: SonicFeatures.storedBytes) // NaNs
         try store.commitTracks((records + [missing, stale, damaged, storedTrack("failed.flac", status: .failed)]).map { .save($0) })
         try store.markMissing(["m.flac"], since: 1_700_000_000)
 
@@ -126,7 +127,7 @@ struct LibraryStoreTests {
         try sql("UPDATE track_features SET vector = zeroblob(length(vector));")
         #expect(same(try store.featureTable(), scanned))
         // A snapshot of a format this build does not know, or a damaged block: the tables are read.
-        try sql("UPDATE meta SET value = replace(value, '\"format\":1', '\"format\":99') WHERE name = 'similarity_snapshot';")
+        try sql("UPDATE meta SET value = replace(value, '\"format\":2', '\"format\":99') WHERE name = 'similarity_snapshot';")
         let zeroed = try store.featureTable()
         #expect(zeroed.paths.count == 5000 && zeroed.features.values.allSatisfy { $0 == 0 })
         try store.refreshSimilarityIndex()
