@@ -17,6 +17,10 @@ extension LibraryStore {
         public var paths = SortedPaths()
         public var features = FeatureMatrix()
         public var durations: [Double] = []
+        /// Per track, the mean and spread of its distances to the library's sample (mutual
+        /// proximity, `SimilarityIndex.proximity`), as the snapshot keeps them; empty when read
+        /// from the tables.
+        public var proximity: [Float] = []
     }
 
     /// Every present track with current features (tracks without them are never neighbours): the
@@ -153,20 +157,26 @@ extension LibraryStore {
     /// and recorded when `recording` (a failure to record then throws) or else when the store can be
     /// written (a read-only store is measured, not written).
     public func similarityInput(recording: Bool = false) throws -> SimilarityInput {
-        let (table, sequence, current, snapshotCurrent) = try read { db in
+        let (stored, sequence, current, snapshotCurrent) = try read { db in
             let sequence = try Self.sequence(db)
             let snapshot = try SimilaritySnapshot.read(db)
             return (try snapshot ?? Self.scanFeatureTable(db), sequence, try Self.normalisation(db), snapshot != nil)
         }
+        var table = stored
         let normalisation = current ?? SimilarityNormalisation(measuring: table.features, changeSequence: sequence)
         if current == nil || !snapshotCurrent {
+            // The tracks' distance statistics depend on the normalisation: measured with it, and kept
+            // in the snapshot so that a command or a server start does not measure them again.
+            table.proximity = SimilarityIndex(keys: table.paths, features: table.features,
+                                              normalisation: normalisation ?? .identity(changeSequence: sequence)).proximity
+            let written = table
             let record = {
                 try self.write { db in
                     guard try Self.sequence(db) == sequence else { return }
                     if let normalisation {
                         try Self.setMeta(MetaKey.similarityNormalisation, String(decoding: try JSONEncoder().encode(normalisation), as: UTF8.self), db)
                     }
-                    try SimilaritySnapshot.write(table, sequence: sequence, db)
+                    try SimilaritySnapshot.write(written, sequence: sequence, db)
                 }
             }
             if recording { try record() } else { try? record() }

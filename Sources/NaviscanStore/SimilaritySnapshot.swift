@@ -9,7 +9,8 @@ import NaviscanCore
 /// format is not read (`LibraryStore.featureTable()` scans instead).
 ///
 /// A block, little-endian: track count n (UInt32); n durations (Float64); n vectors as stored
-/// (`SonicFeatures.storedBytes` each); n path lengths in bytes (UInt32); the paths' UTF-8 bytes.
+/// (`SonicFeatures.storedBytes` each); n pairs of Float32, each track's mean and spread of distances
+/// (mutual proximity); n path lengths in bytes (UInt32); the paths' UTF-8 bytes.
 enum SimilaritySnapshot {
     static let table = "similarity_snapshot"
     /// Bumped whenever the block layout changes: a store's snapshot of another format is not read.
@@ -74,6 +75,7 @@ enum SimilaritySnapshot {
         append(UInt32(range.count))
         for i in range { append(features.durations[i].bitPattern) }
         for i in range { out.append(features.features.stored(i)) }
+        for i in range { for k in 0..<2 { append(features.proximity[2 * i + k].bitPattern) } }
         for i in range { append(UInt32(features.paths.withBytes(i) { $0.count })) }
         for i in range { features.paths.withBytes(i) { out.append(contentsOf: $0) } }
         return out
@@ -88,7 +90,7 @@ enum SimilaritySnapshot {
             }
             guard let n = load(0, UInt32.self).map(Int.init) else { return false }
             let size = SonicFeatures.storedBytes
-            let durations = 4, vectors = durations + n * 8, lengths = vectors + n * size, names = lengths + n * 4
+            let durations = 4, vectors = durations + n * 8, proximity = vectors + n * size, lengths = proximity + n * 8, names = lengths + n * 4
             guard names <= raw.count else { return false }
             var at = names
             for i in 0..<n {
@@ -99,6 +101,10 @@ enum SimilaritySnapshot {
                 // In the store's order, each path after the one before, as the tables give them.
                 guard features.paths.append(utf8: UnsafeRawBufferPointer(rebasing: raw[at..<(at + length)])) else { return false }
                 features.durations.append(Double(bitPattern: bits))
+                for k in 0..<2 {
+                    guard let value = load(proximity + i * 8 + k * 4, UInt32.self).map(Float.init(bitPattern:)), value.isFinite else { return false }
+                    features.proximity.append(value)
+                }
                 at += length
             }
             return at == raw.count

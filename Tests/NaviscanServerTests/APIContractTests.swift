@@ -36,7 +36,7 @@ struct APIContractTests {
                 ("/visualizer/precompute", .post, #"{"relative_path": "Other/four.flac"}"#, .accepted, "precompute"),
                 ("/similar?relative_path=\(query(long[0]))&count=2", .get, nil, .ok, "sonic_match"),
                 ("/path?from=\(query(long[0]))&to=\(query(long[1]))&count=2", .get, nil, .ok, "sonic_match"),
-                ("/mix?relative_path=\(query(long[0]))&count=2&harmonic=true", .get, nil, .ok, "sonic_match"),
+                ("/mix?relative_path=\(query(long[0]))&count=3&harmonic=true", .get, nil, .ok, "sonic_match"),
                 ("/smart-dj/bulk-profiles?paths=\(track),Other/ghost.flac", .get, nil, .ok, "bulk_profiles"),
                 ("/smart-dj/bulk-profiles", .post, #"{"paths": ["Other/four.flac"]}"#, .ok, "bulk_profiles"),
                 ("/smart-dj/profile?relative_path=Other/ghost.flac", .get, nil, .notFound, "error"),

@@ -119,9 +119,10 @@ public struct SimilarityIndex<Keys: SimilarityKeys>: Sendable {
     /// Tracks each track's distance statistics are measured against (mutual proximity).
     static var proximitySample: Int { 256 }
 
-    /// Whether the tracks' distance statistics (mutual proximity) are measured: an index made only to
-    /// measure a library's normalisation needs none.
-    public enum Proximity: Sendable { case measured, none }
+    /// The tracks' distance statistics (mutual proximity): measured here, given (as the store's
+    /// snapshot keeps them, measured with the same normalisation), or none (an index made only to
+    /// measure a library's normalisation).
+    public enum Proximity: Sendable { case measured, given([Float]), none }
 
     /// Row i's name.
     public let keys: Keys
@@ -132,7 +133,7 @@ public struct SimilarityIndex<Keys: SimilarityKeys>: Sendable {
     /// The timbre Gaussians as `TimbreDivergence` rows.
     private let gaussians: [Float]
     /// Per track: the mean and standard deviation of its distances to the proximity sample.
-    private var proximity: [Float]
+    public private(set) var proximity: [Float]
     package static var descriptorStride: Int { (SonicFeatures.descriptorCount + 7) / 8 * 8 }
     private let divergenceFactor: Float, descriptorFactor: Float
 
@@ -166,12 +167,17 @@ public struct SimilarityIndex<Keys: SimilarityKeys>: Sendable {
                 }
             }
             gaussians.withUnsafeMutableBufferPointer { out in
-                for i in 0..<n {
-                    let values = UnsafeBufferPointer(rebasing: flat[(i * dimension + descriptors)..<((i + 1) * dimension)])
-                    // A covariance that is not positive definite cannot come from a scan (the ridge);
-                    // a zero row then leaves the track to its descriptors.
-                    _ = TimbreDivergence.row(values, center: normalisation.timbreCenter,
-                                             into: UnsafeMutableBufferPointer(rebasing: out[(i * rowLength)..<((i + 1) * rowLength)]))
+                // A covariance inverted per track: 100,000 of them are worth every core.
+                nonisolated(unsafe) let out = out, flat = flat
+                let parts = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8, n / 4096))
+                DispatchQueue.concurrentPerform(iterations: parts) { part in
+                    for i in (n * part / parts)..<(n * (part + 1) / parts) {
+                        let values = UnsafeBufferPointer(rebasing: flat[(i * dimension + descriptors)..<((i + 1) * dimension)])
+                        // A covariance that is not positive definite cannot come from a scan (the ridge);
+                        // a zero row then leaves the track to its descriptors.
+                        _ = TimbreDivergence.row(values, center: normalisation.timbreCenter,
+                                                 into: UnsafeMutableBufferPointer(rebasing: out[(i * rowLength)..<((i + 1) * rowLength)]))
+                    }
                 }
             }
         }
@@ -180,7 +186,13 @@ public struct SimilarityIndex<Keys: SimilarityKeys>: Sendable {
         divergenceFactor = SimilarityModel.timbreShare / normalisation.divergenceMedian
         descriptorFactor = (1 - SimilarityModel.timbreShare) / normalisation.descriptorMedian
         self.proximity = [Float](repeating: 1, count: 2 * n)
-        if proximity == .measured && SimilarityModel.mutualProximity { self.proximity = measureProximity() }
+        guard SimilarityModel.mutualProximity else { return }
+        switch proximity {
+        case .measured: self.proximity = measureProximity()
+        case .given(let given) where given.count == 2 * n: self.proximity = given
+        case .given: self.proximity = measureProximity()
+        case .none: break
+        }
     }
 
     /// Each track's mean and standard deviation of its distances to the sample: min(n, 256) tracks
@@ -329,13 +341,25 @@ public struct SimilarityIndex<Keys: SimilarityKeys>: Sendable {
     public func nearest(to id: ID, count: Int, excluding excluded: Set<ID> = []) -> [Neighbour]? {
         guard let query = keys.position(of: id) else { return nil }
         let skipped = Set(excluded.compactMap(keys.position(of:)))
-        var best: [(Float, Float, Int)] = []     // (similarity, distance, row), most similar first
-        best.reserveCapacity(count + 1)
-        var form = [Float](repeating: 0, count: TimbreDivergence.rowLength)
-        form.withUnsafeMutableBufferPointer { form in
-            let qa = prepare(query, form.baseAddress!)
-            for i in 0..<keys.count where i != query && (skipped.isEmpty || !skipped.contains(i)) {
-                let d = distance(query, query: form.baseAddress!, queryA: qa, i)
+        let n = keys.count
+        // A pass reads about 1.9 kB per track (100,000 tracks: 190 MB), more than one core's share of
+        // the memory bandwidth: large libraries are read in parts, one per core, each keeping its own
+        // best; merged in row order, ties go to the first row as in one pass.
+        let parts = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8, n / 16_384))
+        nonisolated(unsafe) let found = UnsafeMutableBufferPointer<[(Float, Float, Int)]>.allocate(capacity: parts)
+        _ = found.initialize(repeating: [])
+        defer {
+            found.deinitialize()
+            found.deallocate()
+        }
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            var best: [(Float, Float, Int)] = []     // (similarity, distance, row), most similar first
+            best.reserveCapacity(count + 1)
+            let form = UnsafeMutablePointer<Float>.allocate(capacity: TimbreDivergence.rowLength)
+            defer { form.deallocate() }
+            let qa = prepare(query, form)
+            for i in (n * part / parts)..<(n * (part + 1) / parts) where i != query && (skipped.isEmpty || !skipped.contains(i)) {
+                let d = distance(query, query: form, queryA: qa, i)
                 let s = similarity(query, i, d)
                 if best.count < count || s > best[best.count - 1].0 {
                     let at = best.firstIndex { s > $0.0 } ?? best.count
@@ -343,8 +367,10 @@ public struct SimilarityIndex<Keys: SimilarityKeys>: Sendable {
                     if best.count > count { best.removeLast() }
                 }
             }
+            found[part] = best
         }
-        return best.map { Neighbour(id: keys[$0.2], similarity: Double($0.0), distance: $0.1) }
+        let best = found.flatMap { $0 }.enumerated().sorted { $0.element.0 > $1.element.0 || ($0.element.0 == $1.element.0 && $0.offset < $1.offset) }
+        return best.prefix(count).map { Neighbour(id: keys[$0.element.2], similarity: Double($0.element.0), distance: $0.element.1) }
     }
 
     /// A sonic path: `steps` tracks from `from` to `to` (both included), each between the track

@@ -157,36 +157,41 @@ package enum TimbreDivergence {
     /// false when the covariance is not positive definite (then the row is all zeros).
     package static func row(_ values: UnsafeBufferPointer<Float>, center: [Float], into row: UnsafeMutableBufferPointer<Float>) -> Bool {
         let k = order
-        var sigma = [Double](repeating: 0, count: k * k)
-        var at = k
-        for i in 0..<k {
-            for j in i..<k {
-                sigma[i * k + j] = Double(values[at])
-                sigma[j * k + i] = Double(values[at])
-                at += 1
-            }
-        }
         for i in 0..<rowLength { row[i] = 0 }
-        guard let inverse = invert(sigma, k) else { return false }
-        let mean = (0..<k).map { Double(values[$0]) - Double(center[$0]) }
-        var n = [Double](repeating: 0, count: k)
-        for i in 0..<k { for j in 0..<k { n[i] += inverse[i * k + j] * mean[j] } }
-        var a = 0.0
-        for i in 0..<k { a += mean[i] * n[i] }
-        at = 0
-        for i in 0..<k {
-            for j in i..<k {
-                row[at] = Float(sigma[i * k + j] + mean[i] * mean[j])
-                row[triangle + at] = Float(inverse[i * k + j])
-                at += 1
+        // Scratch on the stack (an index builds 100,000 rows): Σ, its inverse, the centred mean, n.
+        return withUnsafeTemporaryAllocation(of: Double.self, capacity: 4 * k * k + 2 * k) { scratch in
+            let sigma = scratch.baseAddress!, inverse = sigma + k * k, work = inverse + k * k, mean = work + 2 * k * k, n = mean + k
+            var at = k
+            for i in 0..<k {
+                for j in i..<k {
+                    sigma[i * k + j] = Double(values[at])
+                    sigma[j * k + i] = Double(values[at])
+                    at += 1
+                }
             }
+            guard invert(sigma, k, into: inverse, work: work) else { return false }
+            for i in 0..<k { mean[i] = Double(values[i]) - Double(center[i]) }
+            var a = 0.0
+            for i in 0..<k {
+                n[i] = 0
+                for j in 0..<k { n[i] += inverse[i * k + j] * mean[j] }
+                a += mean[i] * n[i]
+            }
+            at = 0
+            for i in 0..<k {
+                for j in i..<k {
+                    row[at] = Float(sigma[i * k + j] + mean[i] * mean[j])
+                    row[triangle + at] = Float(inverse[i * k + j])
+                    at += 1
+                }
+            }
+            for i in 0..<k {
+                row[2 * triangle + i] = Float(mean[i])
+                row[2 * triangle + k + i] = Float(n[i])
+            }
+            row[2 * triangle + 2 * k] = Float(a)
+            return true
         }
-        for i in 0..<k {
-            row[2 * triangle + i] = Float(mean[i])
-            row[2 * triangle + k + i] = Float(n[i])
-        }
-        row[2 * triangle + 2 * k] = Float(a)
-        return true
     }
 
     /// The query form of `row` (see the type's comment), into `query`.
@@ -216,15 +221,17 @@ package enum TimbreDivergence {
 
     package static func a(_ row: UnsafePointer<Float>) -> Float { row[2 * triangle + 2 * order] }
 
-    /// The inverse of a symmetric positive definite matrix (Cholesky); nil when it is not one.
-    static func invert(_ matrix: [Double], _ k: Int) -> [Double]? {
-        var l = [Double](repeating: 0, count: k * k)
+    /// The inverse of a symmetric positive definite k × k matrix (Cholesky) into `inverse`; false
+    /// when it is not one. `work` holds 2k² values.
+    static func invert(_ matrix: UnsafePointer<Double>, _ k: Int, into inverse: UnsafeMutablePointer<Double>, work: UnsafeMutablePointer<Double>) -> Bool {
+        let l = work, li = work + k * k
+        for i in 0..<(2 * k * k) { work[i] = 0 }
         for i in 0..<k {
             for j in 0...i {
                 var sum = matrix[i * k + j]
                 for m in 0..<j { sum -= l[i * k + m] * l[j * k + m] }
                 if i == j {
-                    guard sum > 0, sum.isFinite else { return nil }
+                    guard sum > 0, sum.isFinite else { return false }
                     l[i * k + i] = sum.squareRoot()
                 } else {
                     l[i * k + j] = sum / l[j * k + j]
@@ -232,7 +239,6 @@ package enum TimbreDivergence {
             }
         }
         // L⁻¹, then (L⁻¹)ᵀ L⁻¹.
-        var li = [Double](repeating: 0, count: k * k)
         for i in 0..<k {
             li[i * k + i] = 1 / l[i * k + i]
             for j in 0..<i {
@@ -241,16 +247,16 @@ package enum TimbreDivergence {
                 li[i * k + j] = sum / l[i * k + i]
             }
         }
-        var inverse = [Double](repeating: 0, count: k * k)
         for i in 0..<k {
             for j in 0...i {
                 var sum = 0.0
                 for m in i..<k { sum += li[m * k + i] * li[m * k + j] }
+                guard sum.isFinite else { return false }
                 inverse[i * k + j] = sum
                 inverse[j * k + i] = sum
             }
         }
-        return inverse.allSatisfy(\.isFinite) ? inverse : nil
+        return true
     }
 }
 

@@ -56,8 +56,8 @@ public struct SimilarTracks: Sendable {
         let tempo = SonicFeatures.Group.rhythm.offset
         tempi = (0..<input.features.features.count).map { input.features.features.value($0, tempo) }
         durations = input.features.durations
-        // Taken, not copied: the index normalises the 17 MB of a 100,000-track library in place.
-        index = SimilarityIndex(keys: input.features.paths, features: input.features.features.take(), normalisation: scale)
+        index = SimilarityIndex(keys: input.features.paths, features: input.features.features.take(), normalisation: scale,
+                                proximity: input.features.proximity.isEmpty ? .measured : .given(input.features.proximity))
         self.store = store
     }
 
