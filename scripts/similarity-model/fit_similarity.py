@@ -12,7 +12,8 @@ The protocol was fixed before any held-out figure was read:
   library: candidates, normalisation and mutual proximity from the fold). Held-out figures are the
   means over the folds, weighted by queries.
 - Queries: tracks whose label has another track among the candidates; 1-NN and p@5 as in
-  scripts/lab/similarity/score.py. Hubness: skewness of the 5-occurrence over the candidates.
+  0.5.9's scorer (the share of the 5 nearest with the query's label; labels with one track are
+  candidates only). Hubness: skewness of the 5-occurrence over the candidates.
 
 Model parts (docs/similarity.md):
 - vector: the stored SonicFeatures, robust z-scores (median, 1.4826 MAD, floor, clip 4), per group

@@ -9,12 +9,16 @@ public enum SimilarityError: Error, CustomStringConvertible, Equatable {
     case unknownTrack(String)
     /// The track is stored but has no features: silent, too short, failed, or analysed without a profile.
     case noFeatures(String)
+    /// The track's features were measured by a release whose features this one does not read.
+    case staleFeatures(String)
 
     public var description: String {
         switch self {
         case .unknownTrack(let path): return "\(path) is not in the library's store; scan the library first, or check the path"
         case .noFeatures(let path):
             return "\(path) has no sound features (silent, shorter than a few seconds of sound, failed, or analysed without DJ profiles); it has no neighbours"
+        case .staleFeatures(let path):
+            return "\(path) has sound features of an older release; run `naviscan scan` on the library to measure them again (the rest of its analysis is kept)"
         }
     }
 }
@@ -73,8 +77,9 @@ public struct SimilarTracks: Sendable {
     private func check(_ path: String) throws {
         if index.contains(path) { return }
         // Not among the tracks with features: stored without them, or not stored at all.
-        let present = try store.track(relativePath: path).map { $0.missingSince == nil } ?? false
-        throw present ? SimilarityError.noFeatures(path) : SimilarityError.unknownTrack(path)
+        guard let record = try store.track(relativePath: path), record.missingSince == nil else { throw SimilarityError.unknownTrack(path) }
+        if let version = record.featuresVersion, version != SonicFeatures.version { throw SimilarityError.staleFeatures(path) }
+        throw SimilarityError.noFeatures(path)
     }
 
     private func match(_ neighbour: SimilarityIndex<SortedPaths>.Neighbour, query: String) -> Match {

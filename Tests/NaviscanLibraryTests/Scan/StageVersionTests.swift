@@ -58,6 +58,10 @@ struct StageVersionTests {
         // 0.5.9's vector: the descriptors alone, as Float32.
         #expect(vector?.count == 4 * SonicFeatures.descriptorCount)
 
+        // Before the scan, "more like this" names what to do rather than calling the track featureless.
+        let stale = try NaviscanProcess.run(["similar", library, "Album/three.ogg", "--data", data])
+        #expect(stale.status != 0 && stale.stderr.contains("sound features of an older release; run `naviscan scan`"), "\(stale.stderr)")
+
         let run = try NaviscanProcess.run(["scan", library, "--out", data, "--json"])
         // Its one track that does not decode failed before: known, not retried, not a new failure.
         #expect(run.status == 0, "\(run.stderr)")
