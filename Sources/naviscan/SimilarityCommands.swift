@@ -119,9 +119,10 @@ struct SimilarCommand: AsyncParsableCommand {
         commandName: "similar",
         abstract: "List the tracks that sound most like a track (from the features a --dj scan stores).",
         discussion: """
-            Most similar first, with a similarity in [0, 1] (1: the same sound; 0.5: as alike as two \
-            tracks of this library usually are). Never the track itself; the same recording in another \
-            file is marked [same recording]. Tracks that are silent, shorter than a few seconds of sound \
+            Most similar first, with a similarity in [0, 1]: the chance that each of the two is nearer the \
+            other than a track of this library usually is (mutual proximity; 0.25 for two tracks at their \
+            usual distance). Never the track itself; the same recording in another file is marked \
+            [same recording], similarity 1. Tracks that are silent, shorter than a few seconds of sound \
             or failed have no features and are never listed (docs/similarity.md).
 
             Exit status: 0 with an answer (an empty list for a library of one track); 1 when the track is \
