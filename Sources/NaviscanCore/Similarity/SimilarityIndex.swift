@@ -65,15 +65,15 @@ public struct SimilarityNormalisation: Codable, Sendable, Equatable {
         // The medians over up to 20,000 pairs, spread evenly over the library: first of the two
         // parts (each on its own scale), then of the distance they make together.
         let pairs = Self.pairs(vectors.count)
-        var index = SimilarityIndex(keys: HashedKeys(Array(0..<vectors.count)), features: vectors, normalisation: self, proximity: .none)
-        var parts = pairs.map { index.parts($0.0, $0.1) }
+        let index = SimilarityIndex(keys: HashedKeys(Array(0..<vectors.count)), features: vectors, normalisation: self, proximity: .none)
+        let parts = pairs.map { index.parts($0.0, $0.1) }
         var column2 = parts.map(\.descriptors)
         descriptorMedian = max(1e-6, Self.median(&column2))
         column2 = parts.map(\.divergence)
         divergenceMedian = max(1e-6, Self.median(&column2))
-        index = SimilarityIndex(keys: HashedKeys(Array(0..<vectors.count)), features: vectors, normalisation: self, proximity: .none)
-        parts = []
-        var distances = pairs.map { index.distance($0.0, $0.1) }
+        // The parts on the scale just measured: the index's distance D, without building it again.
+        let factors = SimilarityIndex<HashedKeys<Int>>.factors(self)
+        var distances = parts.map { SimilarityIndex<HashedKeys<Int>>.combine($0.descriptors, $0.divergence, factors) }
         halfSimilarDistance = max(1e-3, Self.median(&distances))
     }
 
@@ -183,8 +183,7 @@ public struct SimilarityIndex<Keys: SimilarityKeys>: Sendable {
         }
         self.vectors = vectors
         self.gaussians = gaussians
-        divergenceFactor = SimilarityModel.timbreShare / normalisation.divergenceMedian
-        descriptorFactor = (1 - SimilarityModel.timbreShare) / normalisation.descriptorMedian
+        (descriptorFactor, divergenceFactor) = Self.factors(normalisation)
         self.proximity = [Float](repeating: 1, count: 2 * n)
         guard SimilarityModel.mutualProximity else { return }
         switch proximity {
@@ -233,6 +232,18 @@ public struct SimilarityIndex<Keys: SimilarityKeys>: Sendable {
     @_specialize(exported: true, where Keys == SortedPaths)
     public func position(of id: ID) -> Int? { keys.position(of: id) }
 
+    /// What the squared descriptor distance and the divergence are multiplied by in D².
+    static func factors(_ normalisation: SimilarityNormalisation) -> (descriptor: Float, divergence: Float) {
+        ((1 - SimilarityModel.timbreShare) / normalisation.descriptorMedian, SimilarityModel.timbreShare / normalisation.divergenceMedian)
+    }
+
+    /// D from the squared descriptor distance and the divergence.
+    @inline(__always)
+    static func combine(_ descriptors: Float, _ divergence: Float, _ factors: (descriptor: Float, divergence: Float)) -> Float {
+        factors.descriptor == 0 ? (factors.divergence * divergence).squareRoot()
+            : (factors.descriptor * descriptors + factors.divergence * divergence).squareRoot()
+    }
+
     /// Writes row `i`'s query form into `query`; returns its `a`.
     private func prepare(_ i: Int, _ query: UnsafeMutablePointer<Float>) -> Float {
         gaussians.withUnsafeBufferPointer { g in
@@ -262,9 +273,10 @@ public struct SimilarityIndex<Keys: SimilarityKeys>: Sendable {
         gaussians.withUnsafeBufferPointer { g in
             vectors.withUnsafeBufferPointer { v in
                 let skl = TimbreDivergence.divergence(query: query, queryA: queryA, row: g.baseAddress! + b * TimbreDivergence.rowLength)
-                guard descriptorFactor != 0 else { return (divergenceFactor * skl).squareRoot() }
-                let d = SIMDMath.squaredDistance(v.baseAddress! + a * Self.descriptorStride, v.baseAddress! + b * Self.descriptorStride, count: Self.descriptorStride)
-                return (descriptorFactor * d + divergenceFactor * skl).squareRoot()
+                // The descriptors are skipped when they weigh nothing.
+                let d = descriptorFactor == 0 ? 0
+                    : SIMDMath.squaredDistance(v.baseAddress! + a * Self.descriptorStride, v.baseAddress! + b * Self.descriptorStride, count: Self.descriptorStride)
+                return Self.combine(d, skl, (descriptorFactor, divergenceFactor))
             }
         }
     }
