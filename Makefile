@@ -47,7 +47,7 @@ deb-file:
 runtime-packages:
 	@echo $(RUNTIME_PACKAGES)
 
-.PHONY: all sudo deb-file runtime-packages swift-check swift-path deps ci-deps build-tests browser-deps test-browser test-slurm check-kubernetes screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check tempo-cv key-model similarity-model install uninstall man generated-man check-man check-install deb test-deb image-deps image test-image clean
+.PHONY: all sudo deb-file runtime-packages swift-check swift-path deps ci-deps build-tests browser-deps test-browser test-slurm check-kubernetes screenshots build test demo bench bench-check bench-thresholds speed-bar fuzz fuzz-check tempo-cv tempo-model key-model similarity-model install uninstall man generated-man check-man check-install deb test-deb image-deps image test-image clean
 
 all: build
 
@@ -185,13 +185,13 @@ fuzz-check: build-tests
 	FUZZ=$(TEST_BUILD_DIR)/release/naviscan-fuzz scripts/ci/fuzz/make-corpus.sh $(TEST_BUILD_DIR)/fuzz-corpus
 	$(TEST_BUILD_DIR)/release/naviscan-fuzz $(TEST_BUILD_DIR)/fuzz-corpus --seed 1 --iterations $(FUZZ_CHECK_ITERATIONS) --artifacts $(TEST_BUILD_DIR)/fuzz-artifacts
 
-# The tempo model's leave-one-source-out cross-validation (scripts/lab/tempo-model/beat_level_cv.py and
-# tempo_cv.py --subset small: 16 grooves of ../shared/tempo, 4 tracker modules of ../shared/modtempo, 6
-# folds) and the grooves'
-# beat grids against their truth (scripts/lab/beats/score_beats.py), with the debug build. Renders its data
-# once into NAVISCAN_TEMPO_DATA (default ~/.cache/naviscan-ci-tempo; installs fluidsynth, openmpt123, lame
-# and python3-numpy/scipy/mido/soundfile from apt when missing). About 4 minutes on a fresh 2-core
-# machine (apt and the renders 2.5 of them), 1.5 once the data is there. See scripts/tempo-cv.sh.
+# The tempo model's package in CI (scripts/tempo-cv.sh): its unit tests, every variant fitted
+# leave-one-source-out on a small fixed set (16 grooves of ../shared/tempo, 4 tracker modules of
+# ../shared/modtempo, 6 folds; tempomodel.cv --subset small), the Python twin against the binary on those
+# 20 tracks, and the grooves' beat grids against their truth (tempomodel.score_beats), with the debug
+# build. Renders its data once into NAVISCAN_TEMPO_DATA (default ~/.cache/naviscan-ci-tempo; installs
+# fluidsynth, openmpt123, lame and python3-numpy/scipy/mido/soundfile from apt when missing). About 4
+# minutes on a fresh 2-core machine (apt and the renders 2.5 of them), 1.5 once the data is there.
 tempo-cv: build
 	bash scripts/tempo-cv.sh $(NAVISCAN)
 
@@ -201,6 +201,13 @@ tempo-cv: build
 # Sources/NaviscanCore/Key/KeyModel+Shipped.swift and Fixtures/key/parity.json. Not part of CI.
 key-model: build
 	bash scripts/key-model/build.sh $(NAVISCAN)
+
+# The tempo model (docs/tempo-model.md): renders its training sets into NAVISCAN_TEMPO_MODEL_DATA (default
+# ~/.cache/naviscan-tempo-model; about an hour on 2 cores the first time), dumps them with the release
+# build, fits every variant in folds by source (prints their held-out table), writes the chosen one to
+# TempoModel+Shipped.swift and the parity fixtures to Fixtures/tempo-model/.
+tempo-model: build
+	bash scripts/tempo-model/build.sh $(NAVISCAN)
 
 # The similarity model (docs/similarity.md): builds the dev sets into NAVISCAN_SIMILARITY_DATA
 # (default ~/.cache/naviscan-simdev; ~30 minutes and 1.3 GB of downloads the first time), chooses

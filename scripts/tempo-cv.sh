@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
-# tempo-cv.sh [NAVISCAN] -- CI's check of the tempo model and the beat grid on a small fixed set
-# (`make tempo-cv`).
+# tempo-cv.sh [NAVISCAN] -- CI's check of the tempo model's package, its twin and the beat grid on a small
+# fixed set (`make tempo-cv`).
 #
 # 1. Installs what is missing from Debian's archive (apt-get, as root or via sudo): fluidsynth and
 #    fluid-soundfont-gm (the grooves), openmpt123 and libopenmpt0 (the modules), lame, and Debian's
-#    python3 with numpy, scipy (the generator's loudness reference), mido and soundfile. The Python
-#    steps run /usr/bin/python3, not a python3 found first on PATH.
-# 2. Renders the data of `tempo_cv.py --subset small` (its SMALL list) under $NAVISCAN_TEMPO_DATA
-#    (default ~/.cache/naviscan-ci-tempo), skipping what is there already:
+#    python3 with numpy, scipy, mido and soundfile. The Python steps run /usr/bin/python3.
+# 2. Renders the small set (tempomodel.data.SMALL) under $NAVISCAN_TEMPO_DATA (default
+#    ~/.cache/naviscan-ci-tempo), skipping what is there already:
 #    - modtempo/: the 4 tracker modules, by ../shared/modtempo/build.sh with a manifest of only their
 #      lines of modules.tsv (4 Debian packages downloaded, not installed);
-#    - styles/seed1, styles/seed2: the 8 grooves of each seed (6 with a tempo, a very quiet ballad, 1 beatless) as
+#    - styles/seed1, styles/seed2: 8 grooves of each seed (6 with a tempo, a very quiet ballad, 1 beatless) as
 #      `../shared/tempo/make_tempo_corpus.py --seed N --count 40 --prefix seedN` renders them
-#      (scripts/lab/tempo-model/render_grooves.py renders only the named clips, the same files).
-# 3. Runs tempo_cv.py --subset small with NAVISCAN (the binary under test: $1, else $NAVISCAN): dumps of
-#    the 20 tracks, leave-one-source-out over 6 sources; fails unless every track was dumped and scored.
-#    Then beat_level_cv.py --subset small on those dumps: the same folds for the model that ships (the
-#    metrical level chosen from each candidate's beats), its held-out table first.
-# 4. Profiles the 16 grooves (`naviscan analyze FILE.wav --dj`) and scores their beat grids against the
-#    generator's truth (scripts/lab/beats/score_beats.py: F-measure at ±70 ms, first 5 s ignored).
+#      (tempomodel.render_grooves renders only the named clips, the same files).
+# 3. The package's unit tests (scripts/tempo-model/tests).
+# 4. tempomodel.cv --subset small with NAVISCAN (the binary under test: $1, else $NAVISCAN): dumps of the
+#    20 tracks, every variant fitted leave-one-source-out over 6 sources; fails unless every track was
+#    dumped and scored. Then the twin against the binary: the tempo the twin reads with the model file
+#    against the `bpm` of the binary's own profile of each track (at least 19 of 20 must agree).
+# 5. Profiles the 16 grooves (`naviscan analyze FILE.wav --dj`) and scores their beat grids against the
+#    generator's truth (tempomodel.score_beats: F-measure at ±70 ms, first 5 s ignored).
 # Dumps and profiles are made again on every run (they belong to the binary), in $DATA/run.
 # Prints the reports. It fails when a step fails, when a beatless clip gets beats, or when fewer than
 # three quarters of the grooves' grids reach F >= 0.9 (floors below today's 14 of 14: a broken tracker or
@@ -37,7 +37,8 @@ export NAVISCAN_SHARED="$SHARED"
 DATA="${NAVISCAN_TEMPO_DATA:-$HOME/.cache/naviscan-ci-tempo}"
 JOBS="${JOBS:-2}"
 PY=/usr/bin/python3
-LAB="$ROOT/scripts/lab/tempo-model"
+PKG="$ROOT/scripts/tempo-model"
+export PYTHONPATH="$PKG${PYTHONPATH:+:$PYTHONPATH}"
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
 start=$SECONDS
@@ -54,10 +55,10 @@ if ! command -v fluidsynth >/dev/null 2>&1 || [ ! -f /usr/share/sounds/sf2/Fluid
     $SUDO apt-get install -y -qq --no-install-recommends $PACKAGES
 fi
 
-# 2. data: the names come from tempo_cv.py's SMALL
+# 2. data: the names come from tempomodel.data.SMALL
 mkdir -p "$DATA"
 DATA="$(cd "$DATA" && pwd)"
-small() { "$PY" -c 'import sys; sys.path.insert(0, sys.argv[1]); import tempo_cv; print(" ".join(tempo_cv.SMALL[sys.argv[2]]))' "$LAB" "$1"; }
+small() { "$PY" -c 'import sys; from tempomodel import data; print(" ".join(data.SMALL[sys.argv[1]]))' "$1"; }
 MODULES=$(small modtempo)
 SEED1=$(small grooves:seed1)
 SEED2=$(small grooves:seed2)
@@ -81,35 +82,50 @@ if ! have_modules; then
     have_modules || { echo "ERROR: build.sh did not make every module of the small set" >&2; exit 1; }
 fi
 
-# The seed's grooves from the 40-clip schedule of the CV's grooves (docs/tempo-dev-set.md).
+# The seed's grooves from the 40-clip schedule of the training grooves (docs/tempo-model.md).
 for seed in 1 2; do
     names=$([ $seed = 1 ] && echo "$SEED1" || echo "$SEED2")
     step "grooves of seed $seed: $names"
-    "$PY" "$LAB/render_grooves.py" --seed $seed --count 40 --prefix seed$seed --jobs "$JOBS" \
+    "$PY" -m tempomodel.render_grooves --seed $seed --count 40 --prefix seed$seed --jobs "$JOBS" \
         --out "$DATA/styles/seed$seed" $names
 done
 
-# 3. cross-validation (fresh dumps: they are the binary's)
+# 3. the package's tests
+step "the tempo model package's unit tests"
+"$PY" -W ignore -m unittest discover -s "$PKG/tests"
+
+# 4. cross-validation (fresh dumps: they are the binary's) and the twin against the binary
 RUN="$DATA/run"
 rm -rf "$RUN"
 mkdir -p "$RUN/profiles"
-step "tempo_cv.py --subset small with $NAVISCAN"
-# --midi names a folder with no truth.json: the small subset holds no MIDI track
-JOBS="$JOBS" NAVISCAN="$NAVISCAN" "$PY" "$LAB/tempo_cv.py" --subset small --modules "$DATA/modtempo" \
-    --styles "$DATA/styles" --midi "$RUN/no-midi" --cache "$RUN/cv-cache" --json "$RUN/cv.json" | tee "$RUN/cv.txt"
+step "tempomodel.cv --subset small with $NAVISCAN"
+"$PY" -m tempomodel.cv --subset small --no-nested --data "$DATA" --cache "$RUN/cv-cache" --naviscan "$NAVISCAN" \
+    --jobs "$JOBS" --json "$RUN/cv.json" | tee "$RUN/cv.txt"
 n_small=$(echo $MODULES $SEED1 $SEED2 | wc -w)
 "$PY" - "$RUN/cv.json" "$n_small" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); want = int(sys.argv[2])
 got = len(r['predictions'])
 if got != want:
-    sys.exit(f'ERROR: tempo_cv.py scored {got} of the small set\'s {want} tracks (a render or a dump is missing)')
-print(f'# tempo_cv.py: {got}/{want} tracks scored in {len(r["folds"])} folds')
+    sys.exit(f'ERROR: tempomodel.cv scored {got} of the small set\'s {want} tracks (a render or a dump is missing)')
+print(f'# tempomodel.cv: {got}/{want} tracks scored in {len(r["folds"])} folds')
 PY
-
-step "beat_level_cv.py --subset small (the shipped level model, same folds)"
-"$PY" "$LAB/beat_level_cv.py" --subset small --modules "$DATA/modtempo" --styles "$DATA/styles" \
-    --midi "$RUN/no-midi" --cache "$RUN/cv-cache" --json "$RUN/level.json" | tee "$RUN/level.txt"
+step "the twin against the binary (the model file in the tree)"
+"$PY" - "$RUN/cv.json" "$n_small" <<'PY'
+import json, sys
+from tempomodel import data
+r = json.load(open(sys.argv[1])); want = int(sys.argv[2])
+agree, lines = 0, []
+for wav, twin in r['twin'].items():
+    stem = r['stems'][wav]
+    swift = json.load(open(stem + '.json')).get('bpm')
+    same = (swift is None and twin is None) or (swift is not None and twin is not None and data.close(twin, swift))
+    agree += same
+    if not same: lines.append(f'  {wav}: binary {swift}, twin {twin}')
+print(f'# twin and binary agree on {agree}/{len(r["twin"])} tracks' + ''.join('\n' + l for l in lines))
+if len(r['twin']) != want or agree < want - 1:
+    sys.exit('ERROR: the Python twin and the Swift read different tempi (tempomodel/ and Sources/NaviscanCore/Tempo are out of step)')
+PY
 
 # 4. beat grids of the grooves (beat times in the generator's truth)
 step "profiles of the grooves (naviscan analyze --dj) and their beat grids"
@@ -124,7 +140,7 @@ for seed in 1 2; do
 done | xargs -P "$JOBS" -I{} sh -c 'f="$1"; out="$2/$(basename "$f" .wav).json"
     nice -n 19 "$3" analyze "$f" --dj > "$out.tmp" && mv "$out.tmp" "$out" ||
     { echo "ERROR: naviscan analyze $f failed" >&2; exit 1; }' _ {} "$RUN/profiles" "$NAVISCAN"
-"$PY" "$ROOT/scripts/lab/beats/score_beats.py" "$RUN/beats-truth.json" "$RUN/profiles" --per-file | tee "$RUN/beats.txt"
+"$PY" -m tempomodel.score_beats "$RUN/beats-truth.json" "$RUN/profiles" --per-file | tee "$RUN/beats.txt"
 n_beats=$("$PY" -c 'import json, sys; print(sum(bool(c["beats_s"]) for c in json.load(open(sys.argv[1]))["clips"]))' "$RUN/beats-truth.json")
 grep -q "over $n_beats tracks" "$RUN/beats.txt" ||
     { echo "ERROR: score_beats.py did not score all $n_beats grooves with a tempo" >&2; exit 1; }

@@ -27,7 +27,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
     var dj = false
 
     @Option(name: .customLong("dump-onset-bands"),
-            help: ArgumentHelp("With --dj: write the tempo stage's band levels here (Float32) for scripts/lab/tempo-model.", visibility: .hidden))
+            help: ArgumentHelp("With --dj: write the tempo stage's band levels here (Float32) for scripts/tempo-model.", visibility: .hidden))
     var onsetBandDump: String?
 
     @Option(name: .customLong("dump-timbre-bands"),

@@ -86,7 +86,7 @@ struct BurstServerTests {
             }.start()
         }
         // /health keeps answering while the burst runs (each within this socket's 5 s; how fast is
-        // measured by scripts/lab/server-abuse.py, docs/hardening.md, not asserted here).
+        // measured by scripts/tools/server-abuse.py, docs/hardening.md, not asserted here).
         repeat {
             let health = try? RawSocket(port: server.port, timeout: 5).request("GET", "/health")
             #expect(health?.status == 200, "/health during the burst \(when): \(health.map { "\($0.status)" } ?? "no answer")")

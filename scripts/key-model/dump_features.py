@@ -3,7 +3,7 @@
 
 The dev set: clips rendered by ../shared/tempo/make_tempo_corpus.py (their truth's `key_pc` and
 `minor`; one source per generator seed) and the MIDI dev songs whose one key signature agrees with
-their notes (scripts/lab/miditempo/key_truth.py; one source per Debian package, every render of a
+their notes (scripts/key-model/key_truth.py; one source per Debian package, every render of a
 song in its song's source). Nothing reserved for judging (docs/key-model.md) may be listed here.
 
 usage: dump_features.py --naviscan BIN --out DIR [--grooves SEEDDIR ...] [--midi KEY_TRUTH_JSON]

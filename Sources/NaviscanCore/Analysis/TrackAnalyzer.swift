@@ -41,7 +41,7 @@ public struct TrackAnalysis: Sendable {
 public final class TrackAnalyzer {
     public let options: AnalysisOptions
     private let logger: Logger
-    /// Sees the onset stage's band levels (scripts/lab/tempo-model); nil in normal use.
+    /// Sees the onset stage's band levels (scripts/tempo-model); nil in normal use.
     private let onsetBandObserver: OnsetBandObserver?
 
     public init(options: AnalysisOptions, logger: Logger, onsetBandObserver: OnsetBandObserver? = nil) {

@@ -13,8 +13,9 @@ import Foundation
 /// among the seven (softmax of the scores) is at least `minProbability`. Fewer than four bars name none.
 public enum BarLines {
     /// Weights of the contrasts of: low-band onset strength, full-band onset strength, spectral change
-    /// (all groups), its low groups, its mid groups. Fitted by scripts/lab/beats/downbeat_cv.py (a
-    /// conditional logit over the seven candidates, ridge strength chosen by leave-one-source-out).
+    /// (all groups), its low groups, its mid groups. Fitted by downbeat_cv.py (a conditional
+    /// logit over the seven candidates, ridge strength chosen by leave-one-source-out; removed with
+    /// scripts/lab, in git history before the tempo model's package).
     static let weights: [Double] = [2.0405, -1.3631, 1.4068, 1.1177, 1.7189]
     /// Below this probability of the winner the bars are unclear (nil): flat accents give each of
     /// the seven candidates 1/7. Chosen by downbeat_cv.py where a wrong bar line costs as much as a

@@ -222,7 +222,8 @@ public struct BeatTracker {
 /// click and a hi-hat no thump, so K stands out where the kick is. Each is taken at its largest
 /// within ±1 hop. The three weights are the data-chosen constants: a conditional logit over the four
 /// offsets of every segment, fitted on the rendered grooves, the MIDI dev set and the LMMS songs
-/// (scripts/lab/beats/phase_cv.py; docs/profile-format.md has the held-out figures).
+/// (phase_cv.py, in git history before scripts/lab was removed; docs/profile-format.md has the held-out
+/// figures).
 public enum BeatPhase {
     static let offsets: [Double] = [0, 0.25, 0.5, 0.75]
     static let lowWeight = -0.10

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Writes the onset front end's band levels to a file for the tempo-model scripts
-/// (scripts/lab/tempo-model), or the similarity features' log band powers for
+/// (scripts/tempo-model), or the similarity features' log band powers for
 /// scripts/similarity-model: little-endian Float32, hops (or measured spectra) × bands, in the order
 /// they are made. The file appears under its name only when `close()` succeeds (temp name, sync, rename).
 public final class OnsetBandDump: OnsetBandObserver {

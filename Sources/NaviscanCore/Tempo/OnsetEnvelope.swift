@@ -168,6 +168,14 @@ public final class OnsetEnvelope {
         spectrum.powerSpectrum(of: frame, into: power)
         bands.map(power, into: current)
         compressMagnitudes(current, count: bandCount, gain: config.compression)
+        let flux = takeLevels()
+        features?.observe(power: power, flux: flux)
+        key?.observe(power: power, flux: flux)
+    }
+
+    /// The compressed band levels in `current` → the band-level summary and the region fluxes; returns
+    /// the hop's full-band flux.
+    private func takeLevels() -> Float {
         observer?.observe(levels: UnsafeBufferPointer(start: current, count: bandCount))
         levels.append(current)
         // Rises are measured against the louder of the two previous hops: two tones closer than the
@@ -185,13 +193,22 @@ public final class OnsetEnvelope {
         // The first hop has no predecessor: its flux is 0, like the others' before any sound.
         hasPrevious = true
         periodicity.append(low: low, mid: mid, high: high)
-        features?.observe(power: power, flux: low + mid + high)
-        key?.observe(power: power, flux: low + mid + high)
+        return low + mid + high
+    }
+
+    /// Feeds band levels as `--dump-onset-bands` writes them (hops × `bandCount`), in place of audio:
+    /// the tempo model's parity test runs the estimator on the same dumps as its Python twin.
+    package func replay(levels: [Float]) {
+        precondition(levels.count % bandCount == 0, "a whole number of hops")
+        for hop in 0..<(levels.count / bandCount) {
+            for b in 0..<bandCount { current[b] = levels[hop * bandCount + b] }
+            _ = takeLevels()
+        }
     }
 }
 
 /// Sees the onset front end's compressed band levels, hop by hop (for fitting the tempo model:
-/// scripts/lab/tempo-model). `levels` is only valid during the call.
+/// scripts/tempo-model). `levels` is only valid during the call.
 public protocol OnsetBandObserver: AnyObject {
     func observe(levels: UnsafeBufferPointer<Float>)
     /// The similarity features' log10 band powers of one measured spectrum (for fitting the

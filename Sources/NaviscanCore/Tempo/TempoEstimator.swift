@@ -16,17 +16,18 @@ import Foundation
 ///    two minutes, and a linear model over what those beats collect (onsets on and between the beats,
 ///    low band and full band, regularity, bar accents) and the regions' autocorrelation at ½–4 beats
 ///    picks the candidate; the tempo is then measured from the autocorrelation peaks.
-/// 4. Confidence = the higher of r / (r + 6.941), r the onset strength on the winner's beats over its
-///    mean everywhere, in the full band or the mid band (whichever is higher), and s / (s + 1.93), s
-///    the same ratio of the onset strength summed over 100 ms (slow attacks: strings, organ, pads
-///    with a pulse), and t / (t + 5.23), t the consistency of the steady pulse at the winner's period
-///    over 10 s windows (soft notes on a steady grid, `MetricalLevel.steadyPulse`): below
-///    `minConfidence` (0.5), when the beats explain the onsets no better than beatless clips do, the
-///    track has no tempo.
+/// 4. Confidence = the highest of r / (r + ρ), r the onset strength on the winner's beats over its
+///    mean everywhere, in the full band or the mid band (whichever is higher), s / (s + σ), s the same
+///    ratio of the onset strength summed over 100 ms (slow attacks: strings, organ, pads with a
+///    pulse), and t / (t + τ), t the consistency of the steady pulse at the winner's period over 10 s
+///    windows (soft notes on a steady grid, `MetricalLevel.steadyPulse`); ρ, σ, τ are the model file's
+///    lines (`TempoModel`): below `minConfidence` (0.5), when the beats explain the onsets no better
+///    than beatless clips do, the track has no tempo.
 /// 5. The beat grid: beats tracked over the whole track at the chosen tempo (`beatGrid`).
 public struct TempoEstimator {
-    /// The tempo stage's version: bump it when the onset front end or the tempo decision changes.
-    public static let version = 1
+    /// The tempo stage's version: bump it when the onset front end or the tempo decision changes
+    /// (2: the tempo model of docs/tempo-model.md, trained at many tempi).
+    public static let version = 2
 
     public struct Config: Sendable, Hashable, Codable {
         /// Reported tempi lie in this range (BPM); it must span at least an octave.
@@ -88,61 +89,13 @@ public struct TempoEstimator {
     public func estimate(_ summary: OnsetPeriodicity.Summary, soundStart: Double = 0, soundEnd: Double? = nil,
                          lufs: Double? = nil) -> Result {
         let none = Result(bpm: nil, confidence: 0, alternates: [], firstBeat: nil, grid: .empty)
+        guard let weighing = weigh(summary, lufs: lufs) else { return none }
         let frameRate = summary.frameRate
         let n = summary.frameCount
-        let acfs = summary.autocorrelations
-        guard n >= Self.maxLag(frameRate: frameRate) + 2, let fullACF = acfs[0],
-              fullACF.count > Self.maxLag(frameRate: frameRate) else { return none }
-        // The 99th percentile of the emphasised strength reaches the floor iff at least 1 % reach it.
-        let floor = Self.onsetFloorQuarterOctaves(lufs: lufs)
-        guard summary.framesReaching(quarterOctaves: floor) * 100 >= n else { return none }
-        let regionACFs = acfs.map { $0 ?? [Double](repeating: 0, count: fullACF.count) }
-
-        func salience(_ bpm: Double) -> Double {
-            let lag = frameRate * 60 / bpm
-            var s = 0.0
-            for k in 1...4 where lag * Double(k) < Double(fullACF.count - 1) {
-                s += Self.interpolate(fullACF, at: lag * Double(k)) / Double(k)
-            }
-            return s
-        }
-        func refine(_ bpm: Double, span: Double = 0.03, step: Double = 0.05) -> Double {
-            var best = bpm, bestScore = salience(bpm)
-            var t = bpm * (1 - span)
-            while t < bpm * (1 + span) {
-                let s = salience(t)
-                if s > bestScore { bestScore = s; best = t }
-                t += step
-            }
-            return best
-        }
-        func autocorrelationFeatures(_ bpm: Double) -> [Double] {
-            let lag = frameRate * 60 / bpm
-            return regionACFs.flatMap { acf in Self.lagMultiples.map { Self.interpolate(acf, at: lag * $0) } }
-        }
-        let level = MetricalLevel(summary, floorQuarterOctaves: floor)
-        func evidence(_ bpm: Double) -> MetricalLevel.Evidence {
-            let lag = frameRate * 60 / bpm
-            return level.evidence(bpm: bpm, period: lag, autocorrelation: autocorrelationFeatures(bpm),
-                                  sixthOfBeat: Self.interpolate(fullACF, at: lag / 6))
-        }
-
-        // Seed: the strongest comb salience anywhere in the wide range.
-        var seed = Self.seedRange.lowerBound, seedScore = -Double.infinity
-        var t = Self.seedRange.lowerBound
-        while t < Self.seedRange.upperBound {
-            let s = salience(t)
-            if s > seedScore { seedScore = s; seed = t }
-            t += 0.5
-        }
-        let window = (config.minBPM * 0.95)...(config.maxBPM * 1.025)
-        var candidates: [Double] = []
-        for ratio in Self.candidateRatios where window.contains(seed * ratio) {
-            let c = refine(seed * ratio)
-            if candidates.allSatisfy({ abs(c - $0) / $0 > 0.03 }) { candidates.append(c) }
-        }
-        guard !candidates.isEmpty else { return none }
-        let evidences = candidates.map(evidence)
+        let candidates = weighing.candidates, evidences = weighing.evidences, level = weighing.level
+        let fullACF = weighing.fullACF
+        func refine(_ bpm: Double, span: Double = 0.03, step: Double = 0.05) -> Double { weighing.refine(bpm, span: span, step: step) }
+        func evidence(_ bpm: Double) -> MetricalLevel.Evidence { weighing.evidence(bpm) }
         // Whether there is a beat is decided at the candidate the score without the sixth-of-beat term
         // prefers; the tempo is the one the level score prefers.
         let beatIndex = evidences.indices.max { evidences[$0].score < evidences[$1].score }!
@@ -172,6 +125,78 @@ public struct TempoEstimator {
         let firstBeat = grid.firstBeat.map { ($0 * 1000).rounded() / 1000 }
         return Result(bpm: (bpm * 100).rounded() / 100, confidence: (confidence * 1000).rounded() / 1000,
                       alternates: alternates, firstBeat: firstBeat, grid: grid)
+    }
+
+    /// The candidates of a track and the level model's evidence for each (nil: no tempo before any
+    /// weighing: too short, below the onset floor, or no candidate in range). Its closures measure more
+    /// candidates the same way.
+    package struct Weighing {
+        package var candidates: [Double]
+        package var evidences: [MetricalLevel.Evidence]
+        var level: MetricalLevel
+        var fullACF: [Double]
+        var salience: (Double) -> Double
+        var evidence: (Double) -> MetricalLevel.Evidence
+
+        func refine(_ bpm: Double, span: Double = 0.03, step: Double = 0.05) -> Double {
+            var best = bpm, bestScore = salience(bpm)
+            var t = bpm * (1 - span)
+            while t < bpm * (1 + span) {
+                let s = salience(t)
+                if s > bestScore { bestScore = s; best = t }
+                t += step
+            }
+            return best
+        }
+    }
+
+    package func weigh(_ summary: OnsetPeriodicity.Summary, lufs: Double?) -> Weighing? {
+        let frameRate = summary.frameRate
+        let n = summary.frameCount
+        let acfs = summary.autocorrelations
+        guard n >= Self.maxLag(frameRate: frameRate) + 2, let fullACF = acfs[0],
+              fullACF.count > Self.maxLag(frameRate: frameRate) else { return nil }
+        // The 99th percentile of the emphasised strength reaches the floor iff at least 1 % reach it.
+        let floor = Self.onsetFloorQuarterOctaves(lufs: lufs)
+        guard summary.framesReaching(quarterOctaves: floor) * 100 >= n else { return nil }
+        let regionACFs = acfs.map { $0 ?? [Double](repeating: 0, count: fullACF.count) }
+
+        func salience(_ bpm: Double) -> Double {
+            let lag = frameRate * 60 / bpm
+            var s = 0.0
+            for k in 1...4 where lag * Double(k) < Double(fullACF.count - 1) {
+                s += Self.interpolate(fullACF, at: lag * Double(k)) / Double(k)
+            }
+            return s
+        }
+        func autocorrelationFeatures(_ bpm: Double) -> [Double] {
+            let lag = frameRate * 60 / bpm
+            return regionACFs.flatMap { acf in Self.lagMultiples.map { Self.interpolate(acf, at: lag * $0) } }
+        }
+        let level = MetricalLevel(summary, floorQuarterOctaves: floor)
+        func evidence(_ bpm: Double) -> MetricalLevel.Evidence {
+            let lag = frameRate * 60 / bpm
+            return level.evidence(bpm: bpm, period: lag, autocorrelation: autocorrelationFeatures(bpm),
+                                  sixthOfBeat: Self.interpolate(fullACF, at: lag / 6))
+        }
+        var weighing = Weighing(candidates: [], evidences: [], level: level, fullACF: fullACF, salience: salience, evidence: evidence)
+
+        // Seed: the strongest comb salience anywhere in the wide range.
+        var seed = Self.seedRange.lowerBound, seedScore = -Double.infinity
+        var t = Self.seedRange.lowerBound
+        while t < Self.seedRange.upperBound {
+            let s = salience(t)
+            if s > seedScore { seedScore = s; seed = t }
+            t += 0.5
+        }
+        let window = (config.minBPM * 0.95)...(config.maxBPM * 1.025)
+        for ratio in Self.candidateRatios where window.contains(seed * ratio) {
+            let c = weighing.refine(seed * ratio)
+            if weighing.candidates.allSatisfy({ abs(c - $0) / $0 > 0.03 }) { weighing.candidates.append(c) }
+        }
+        guard !weighing.candidates.isEmpty else { return nil }
+        weighing.evidences = weighing.candidates.map(evidence)
+        return weighing
     }
 
     /// The beats at `bpm` over the whole kept envelope (`BeatTracker` on the full-band onset

@@ -118,7 +118,7 @@ struct ScanPlannerTests {
         var otherRelease = record(f)
         otherRelease.analyzerVersion = "9.9.9"
         #expect(work(otherRelease).isEmpty)
-        #expect(work(record(f)) { $0.stageVersions[.tempo] = 2 } == [.stages([.tempo, .beatGrid, .features, .key])])
+        #expect(work(record(f)) { $0.stageVersions[.tempo] = TempoEstimator.version + 1 } == [.stages([.tempo, .beatGrid, .features, .key])])
         // The key reads the bars: a new beat grid means new keys too.
         #expect(work(record(f)) { $0.stageVersions[.beatGrid] = 2 } == [.stages([.beatGrid, .key])])
         #expect(work(record(f)) { $0.stageVersions[.silence] = 2 } == [.stages([.silence, .loudness, .tempo, .beatGrid, .features, .key])])
