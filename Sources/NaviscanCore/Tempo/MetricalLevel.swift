@@ -235,7 +235,7 @@ package struct MetricalLevel {
         }
         // The four regions' five lags each, in `TempoEstimator.lagMultiples` order; 0 where not given.
         for region in 0..<4 where autocorrelation.count >= 5 * (region + 1) {
-            for (feature, value) in zip(TempoModel.Feature.autocorrelation(region: region), autocorrelation[(5 * region)..<(5 * region + 5)]) {
+            for (feature, value) in zip(TempoModel.Feature.autocorrelation[region], autocorrelation[(5 * region)..<(5 * region + 5)]) {
                 v[feature] = value
             }
         }

@@ -22,10 +22,11 @@ package struct TempoModel: Sendable {
         case midHalf = "acf.mid.0.5", mid1 = "acf.mid.1", mid2 = "acf.mid.2", mid3 = "acf.mid.3", mid4 = "acf.mid.4"
         case highHalf = "acf.high.0.5", high1 = "acf.high.1", high2 = "acf.high.2", high3 = "acf.high.3", high4 = "acf.high.4"
 
-        /// The autocorrelation features of region r (0 full, 1 low, 2 mid, 3 high) in `TempoEstimator.lagMultiples` order.
-        static func autocorrelation(region: Int) -> ArraySlice<Feature> {
+        /// The autocorrelation features of each region (0 full, 1 low, 2 mid, 3 high) in
+        /// `TempoEstimator.lagMultiples` order.
+        static let autocorrelation: [[Feature]] = (0..<4).map { region in
             let first = allCases.firstIndex(of: .fullHalf)! + 5 * region
-            return allCases[first..<(first + 5)]
+            return Array(allCases[first..<(first + 5)])
         }
     }
 
