@@ -1,5 +1,5 @@
 import Foundation
-@testable import NaviscanCore
+import NaviscanCore
 import NaviscanTestSupport
 import Testing
 
