@@ -15,9 +15,9 @@ import Foundation
 /// and the autocorrelation features of `TempoEstimator` (every region at ½, 1, 2, 3, 4 beats) plus
 /// x = log2(T/110) and x². The level score is a linear model over them, by name (`TempoModel`): its
 /// weights are the mean of ridge conditional logits at ridge strengths 0.3, 3 and 30 (so no strength is
-/// chosen from data), fitted by `make tempo-model` on the tempo model's training sets (docs/tempo-model.md:
-/// tracker modules and MIDI songs as written and at four other tempi each, rendered grooves of every
-/// style at every tempo, backbeat shuffles). One more term then picks the level: how strongly the
+/// chosen from data); the shipped ones are 0.5.9's fit on the tempo dev sets as written, and
+/// `make tempo-model` fits them on wider data (docs/tempo-model.md). One more term then picks the
+/// level: how strongly the
 /// full band repeats at a sixth of the beat (`sixthOfBeatWeight`), since a beat is rarely split in six,
 /// so a shuffle or a fast triplet feel read at half its tempo shows there. Its weight is fitted on top of
 /// the others (theirs held), in the same way, on the same sources. That term only moves the tempo among

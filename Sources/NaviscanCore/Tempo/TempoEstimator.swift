@@ -25,9 +25,8 @@ import Foundation
 ///    than beatless clips do, the track has no tempo.
 /// 5. The beat grid: beats tracked over the whole track at the chosen tempo (`beatGrid`).
 public struct TempoEstimator {
-    /// The tempo stage's version: bump it when the onset front end or the tempo decision changes
-    /// (2: the tempo model of docs/tempo-model.md, trained at many tempi).
-    public static let version = 2
+    /// The tempo stage's version: bump it when the onset front end or the tempo decision changes.
+    public static let version = 1
 
     public struct Config: Sendable, Hashable, Codable {
         /// Reported tempi lie in this range (BPM); it must span at least an octave.
