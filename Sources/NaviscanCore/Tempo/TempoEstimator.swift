@@ -93,8 +93,6 @@ public struct TempoEstimator {
         let n = summary.frameCount
         let candidates = weighing.candidates, evidences = weighing.evidences, level = weighing.level
         let fullACF = weighing.fullACF
-        func refine(_ bpm: Double, span: Double = 0.03, step: Double = 0.05) -> Double { weighing.refine(bpm, span: span, step: step) }
-        func evidence(_ bpm: Double) -> MetricalLevel.Evidence { weighing.evidence(bpm) }
         // Whether there is a beat is decided at the candidate the score without the sixth-of-beat term
         // prefers; the tempo is the one the level score prefers.
         let beatIndex = evidences.indices.max { evidences[$0].score < evidences[$1].score }!
@@ -109,15 +107,15 @@ public struct TempoEstimator {
         guard confidence >= config.minConfidence else {
             return Result(bpm: nil, confidence: (confidence * 1000).rounded() / 1000, alternates: [], firstBeat: nil, grid: .empty)
         }
-        let chosen = refine(candidates[bestIndex], span: 0.005, step: 0.01)
+        let chosen = weighing.refine(candidates[bestIndex], span: 0.005, step: 0.01)
         let precise = Self.periodFromPeaks(fullACF, lag: frameRate * 60 / chosen).map { frameRate * 60 / $0 } ?? chosen
         let bpm = min(config.maxBPM, max(config.minBPM, abs(precise - chosen) < 0.01 * chosen ? precise : chosen))
         let bestScore = evidences[bestIndex].levelScore
         let alternates = [0.5, 2, 2.0 / 3, 1.5].map { f -> Candidate in
-            let alternate = refine(bpm * f)
+            let alternate = weighing.refine(bpm * f)
             // A candidate already weighed is not tracked again.
             let known = candidates.indices.first { abs(candidates[$0] - alternate) / alternate <= 0.03 }
-            let score = known.map { evidences[$0].levelScore } ?? evidence(alternate).levelScore
+            let score = known.map { evidences[$0].levelScore } ?? weighing.evidence(alternate).levelScore
             return Candidate(bpm: (alternate * 100).rounded() / 100, score: min(1, exp(score - bestScore)))
         }
         let grid = Self.beatGrid(summary, bpm: bpm, soundStart: soundStart, soundEnd: soundEnd ?? Double(n) / frameRate)

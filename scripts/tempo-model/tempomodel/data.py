@@ -12,7 +12,6 @@ import glob
 import json
 import os
 import pickle
-import statistics
 import subprocess
 import sys
 

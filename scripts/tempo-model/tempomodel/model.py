@@ -7,12 +7,11 @@ reads it by name (TempoModel.swift); this module writes it and reads it back (`r
 predicts with exactly the numbers the Swift ships. Every feature must have its weight: `Model` refuses
 a file that lacks one or carries one it does not know.
 """
-import math
+import os
 import re
 
 import numpy as np
 
-from . import data
 from . import envelope as env
 from . import level
 
@@ -50,7 +49,6 @@ class Model:
                 '}\n')
         with open(path + '.tmp', 'w') as f:
             f.write(text)
-        import os
         os.replace(path + '.tmp', path)
 
 

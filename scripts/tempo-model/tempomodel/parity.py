@@ -12,7 +12,6 @@ the tree (model.SWIFT_PATH). TempoModelTests replays the same dumps through the 
 import argparse
 import json
 import os
-import shutil
 
 import numpy as np
 
